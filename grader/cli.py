@@ -1,0 +1,36 @@
+"""`attention-grader`: one entry point, one module per subcommand (check, grade)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from grader import batch, selfcheck
+
+COMMANDS = {"check": selfcheck, "grade": batch}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse's own exit code 2, with our one-line style
+        self.exit(2, f"attention-grader: error: {message}\n")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="attention-grader", description="Grade implementations of causal self-attention.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for name, module in COMMANDS.items():
+        module.add_arguments(sub.add_parser(name, help=module.__doc__.splitlines()[0], description=module.__doc__))
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command].run(args)
+    except KeyboardInterrupt:
+        print("attention-grader: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

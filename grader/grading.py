@@ -1,0 +1,194 @@
+"""The grading engine: one submission, one rubric -> one outcome per check, in dependency order.
+
+Both the pytest plugin (one item per check) and the command line use this, so they give the same verdicts.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import hypothesis.errors
+import torch
+
+from grader import loader, policy, walls_host
+from grader.checks import CATALOGUE, Ctx, Failed
+from grader.exercises import EXERCISES
+from grader.rubric import Rubric
+from grader.subject import Limits, StudentError, Subject, WorkerLost
+
+
+@dataclass
+class Outcome:
+    id: str
+    title: str
+    status: str  # passed | failed | skipped
+    points: float
+    max_points: float
+    message: str = ""
+    visibility: str = "visible"
+    hint: str = ""
+    misconception: str = ""
+
+
+@dataclass
+class Grade:
+    submission: str
+    rubric: str
+    outcomes: list[Outcome]
+    score: float
+    max_score: float
+    skipped_code: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    environment: list[str] = field(default_factory=list)
+    output: str = ""
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def environment() -> list[str]:
+    walls = ["wall-clock deadlines, address-space, CPU-time and output limits", "a private temporary working folder"]
+    if walls_host.privileged():
+        walls.append("no network (own network namespace)")
+    missing = walls_host.uid_wall()
+    if missing is None:
+        walls.append("its own uid per worker, with a process cap; every process it starts is killed afterwards")
+    else:
+        walls.append(f"no uid of its own ({missing}): leftover processes are killed by process group only")
+    return walls
+
+
+class Grading:
+    def __init__(self, path: str | Path, rubric: Rubric, *, device: str = "cpu", defs_only: bool = False,
+                 notebook_mode: str = "defs"):
+        self.path = Path(path)
+        self.rubric = rubric
+        self.device = device
+        self.defs_only = defs_only
+        self.notebook_mode = notebook_mode
+        self.outcomes: dict[str, Outcome] = {}
+        self.source: loader.Source | None = None
+        self.subject: Subject | None = None
+        self.started = time.monotonic()
+
+    # -- one check -------------------------------------------------------------------------------------------
+    def outcome(self, cid: str) -> Outcome:
+        if cid not in self.outcomes:
+            spec = self.rubric.checks[cid]
+            for dep in spec.depends:
+                if self.outcome(dep).status != "passed":
+                    self.outcomes[cid] = self._make(cid, "skipped", f"skipped: {dep} did not pass")
+                    return self.outcomes[cid]
+            status, message = self._run(cid)
+            self.outcomes[cid] = self._make(cid, status, message)
+        return self.outcomes[cid]
+
+    def _make(self, cid: str, status: str, message: str) -> Outcome:
+        spec = self.rubric.checks[cid]
+        entry = CATALOGUE.get(cid)
+        return Outcome(
+            id=cid,
+            title=entry.title if entry else _BUILTIN_TITLES[cid],
+            status=status,
+            points=spec.points if status == "passed" else 0.0,
+            max_points=spec.points,
+            message=message,
+            visibility=spec.visibility,
+            hint=spec.hint or (entry.hint if entry else ""),
+            misconception=entry.misconception if entry else "",
+        )
+
+    def _run(self, cid: str) -> tuple[str, str]:
+        if cid == "loads":
+            return self._load()
+        if cid == "policy":
+            return self._policy()
+        if self.subject is None:  # a rubric without loads' dependants still needs the file loaded
+            status, message = self.outcome("loads").status, self.outcome("loads").message
+            if status != "passed":
+                return "skipped", "skipped: loads did not pass"
+        spec = self.rubric.checks[cid]
+        ctx = Ctx(
+            subject=self.subject,
+            exercise=EXERCISES[self.rubric.exercise],
+            tolerances={k: (t.rtol, t.atol) for k, t in self.rubric.tolerances.items()},
+            max_examples=spec.max_examples or self.rubric.hypothesis.max_examples,
+            device=self.device,
+        )
+        torch.manual_seed(0)
+        try:
+            CATALOGUE[cid].run(ctx)
+        except Failed as e:
+            return "failed", str(e)
+        except WorkerLost as e:
+            return "failed", str(e)
+        except hypothesis.errors.Flaky:
+            return "failed", "your function gave different results for the same inputs (is it random, or does it keep state between calls?)"
+        except Exception as e:  # noqa: BLE001 - a grader bug must not lose the other checks' results
+            return "failed", f"grader error while checking ({type(e).__name__}: {e}); please report this to your teacher"
+        return "passed", ""
+
+    def _load(self) -> tuple[str, str]:
+        try:
+            self.source, entry = loader.read(self.path, self.rubric.names, self.defs_only, self.notebook_mode)
+        except loader.LoadError as e:
+            return "failed", str(e)
+        limits = Limits(**self.rubric.limits.model_dump())
+        self.subject = Subject(self.source, entry, limits, device="cuda" if self.device == "cuda" else "cpu")
+        try:
+            self.subject.load()
+        except (StudentError, WorkerLost) as e:
+            return "failed", str(e)
+        return "passed", f"found {entry} in {Path(self.source.filename).name}"
+
+    def _policy(self) -> tuple[str, str]:
+        pol = self.rubric.policy
+        found = policy.violations(self.source.code, pol.forbidden_imports) if self.source else []
+        if self.subject is not None:
+            found += [f"tried to import {name!r} while running" for name in sorted(self.subject.blocked)]
+        if found:
+            return "failed", f"{pol.message} ({'; '.join(found[:3])})"
+        return "passed", ""
+
+    # -- the whole rubric ------------------------------------------------------------------------------------
+    def finish(self) -> Grade:
+        try:
+            for cid in self.rubric.order():
+                self.outcome(cid)
+        finally:
+            self.close()
+        return self.summary()
+
+    def summary(self) -> Grade:
+        """The grade from the checks run so far; any not run (pytest -k, -x) count as 0 and say so."""
+        outcomes = [
+            self.outcomes.get(c) or self._make(c, "not run", "not run in this session (deselected or stopped early)")
+            for c in self.rubric.order()
+        ]
+        score = sum(o.points for o in outcomes)
+        pol = self.rubric.policy
+        if "policy" in self.outcomes and self.outcomes["policy"].status == "failed":
+            score = 0.0 if pol.on_violation == "zero" else max(0.0, score - pol.deduct) if pol.on_violation == "deduct" else score
+        return Grade(
+            submission=self.path.name,
+            rubric=self.rubric.name,
+            outcomes=outcomes,
+            score=round(score, 4),
+            max_score=self.rubric.max_score,
+            skipped_code=list(self.source.skipped) if self.source else [],
+            notes=list(self.source.notes) if self.source else [],
+            environment=environment(),
+            output=self.subject.output() if self.subject else "",
+        )
+
+    def close(self) -> None:
+        if self.subject is not None:
+            self.subject.close()
+
+
+_BUILTIN_TITLES = {
+    "loads": "the file runs and defines the function",
+    "policy": "the submission does not import the grader or its reference",
+}

@@ -1,0 +1,131 @@
+"""pytest plugin: `pytest --submission PATH` collects one item per rubric check and grades that file.
+
+Without --submission every hook returns at once, so pytest behaves as if the plugin were not installed.
+Imports of torch and the grader happen only when grading, so an ordinary pytest run pays nothing for them.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+_KEY = pytest.StashKey["_State"]()
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("attention-grader", "grading attention submissions")
+    group.addoption("--submission", metavar="PATH", help="grade this .py file, notebook or folder (runs only its checks)")
+    group.addoption("--rubric", default="chapter5", metavar="NAME|FILE", help="bundled rubric name or TOML file (default: chapter5)")
+    group.addoption("--grade-json", metavar="FILE", help="write Gradescope results.json here")
+    group.addoption("--device", default="cpu", choices=["cpu", "cuda"], help="device for the device_placement check")
+    group.addoption("--defs-only", action="store_true", help="for .py files: run only definitions, not top-level code")
+    group.addoption("--notebook-mode", default="defs", choices=["defs", "full"], help="notebooks: definitions only, or every cell")
+
+
+class _State:
+    def __init__(self, config):
+        from grader import subject
+        from grader.rubric import RubricError, load
+
+        subject.warm_up()  # the fork server imports torch while this process does
+        try:
+            self.rubric = load(config.getoption("rubric"))
+        except RubricError as e:
+            pytest.exit(str(e), returncode=2)
+        from grader.grading import Grading
+
+        self.grading = Grading(
+            config.getoption("submission"),
+            self.rubric,
+            device=config.getoption("device"),
+            defs_only=config.getoption("defs_only"),
+            notebook_mode=config.getoption("notebook_mode"),
+        )
+        self.grade = None
+
+
+def _state(config) -> _State | None:
+    return config.stash.get(_KEY, None)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config):
+    if config.getoption("submission", None):
+        config.stash[_KEY] = _State(config)
+
+
+class CheckFailure(Exception):
+    pass
+
+
+class CheckItem(pytest.Item):
+    def __init__(self, *, check_id: str, **kw):
+        super().__init__(**kw)
+        self.check_id = check_id
+
+    def runtest(self):
+        outcome = _state(self.config).grading.outcome(self.check_id)
+        if outcome.status == "skipped":
+            pytest.skip(outcome.message)
+        if outcome.status == "failed":
+            from grader.report import feedback
+
+            raise CheckFailure(feedback(outcome))
+
+    def repr_failure(self, excinfo):
+        if isinstance(excinfo.value, CheckFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self):
+        return self.path, None, f"check {self.check_id}"
+
+
+class SubmissionCollector(pytest.Collector):
+    def collect(self):
+        state = _state(self.config)
+        for cid in state.rubric.order():
+            yield CheckItem.from_parent(self, name=cid, check_id=cid)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection(session):
+    """Collect the rubric's checks and nothing else, from whatever folder pytest runs in."""
+    state = _state(session.config)
+    if state is None:
+        return None
+    from pathlib import Path
+
+    path = Path(session.config.getoption("submission")).resolve()
+    collector = SubmissionCollector.from_parent(session, name=path.name, path=path, nodeid=path.name)
+    hook = session.config.hook
+    report = collector.ihook.pytest_make_collect_report(collector=collector)
+    hook.pytest_collectreport(report=report)  # the terminal's "collected N items"
+    items = list(report.result)
+    session.testscollected = len(items)
+    hook.pytest_collection_modifyitems(session=session, config=session.config, items=items)
+    session.items = items
+    hook.pytest_collection_finish(session=session)
+    return True
+
+
+def pytest_sessionfinish(session, exitstatus):
+    state = _state(session.config)
+    if state is None:
+        return
+    from grader.report import write_json
+
+    state.grading.close()
+    state.grade = grade = state.grading.summary()
+    path = session.config.getoption("grade_json")
+    if path:
+        write_json(path, grade)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    state = _state(config)
+    if state is None or state.grade is None:
+        return
+    from grader.report import table
+
+    terminalreporter.section(f"attention-grader: {state.grade.submission} ({state.rubric.name})")
+    terminalreporter.write_line(table(state.grade))

@@ -1,0 +1,277 @@
+"""The grader's handle on one submission: a worker process it can call, time out and kill.
+
+Checks see a submission only through `Subject.call`, `Subject.grads` and `Subject.devices`, so the same check
+runs against the reference (see `reference_subject`), the sample bugs and a student's file.
+"""
+
+from __future__ import annotations
+
+import io
+import multiprocessing
+import multiprocessing.forkserver
+import os
+from multiprocessing import context, popen_forkserver, reduction, util
+import shutil
+import signal
+import socket
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+import torch
+
+from grader import spawn, walls_host, wire
+from grader.loader import Source
+
+_FLOATS = {"float16", "bfloat16", "float32", "float64"}
+
+
+class StudentError(Exception):
+    """The student's function raised or returned something unusable for these inputs (a normal failure)."""
+
+    def __init__(self, message: str, where: str = "", kind: str = "exception"):
+        super().__init__(message)
+        self.where = where
+        self.kind = kind
+
+
+class WorkerLost(BaseException):
+    """The worker timed out, died or broke the protocol. A BaseException so that hypothesis stops at once
+    instead of shrinking (each retry would cost another timeout)."""
+
+
+@dataclass
+class Limits:
+    load_timeout: float = 10.0
+    call_timeout: float = 5.0
+    total_timeout: float = 60.0
+    memory_mb: int = 4096
+    output_kb: int = 1024
+    max_processes: int = 64
+
+
+def _context():
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["grader.worker"])
+    return ctx
+
+
+class _Popen(popen_forkserver.Popen):
+    """multiprocessing's fork-server launch, minus the preparation data: the stock one re-imports the grader's
+    __main__ in the worker and hands it the grader's argv and authkey."""
+
+    def _launch(self, process_obj):
+        prep = {"name": "attention-grader-worker", "authkey": os.urandom(32), "sys_argv": ["submission"]}
+        buf = io.BytesIO()
+        context.set_spawning_popen(self)
+        try:
+            reduction.dump(prep, buf)
+            reduction.dump(process_obj, buf)
+        finally:
+            context.set_spawning_popen(None)
+        self.sentinel, w = multiprocessing.forkserver.connect_to_new_process(self._fds)
+        _parent_w = os.dup(w)
+        self.finalizer = util.Finalize(self, util.close_fds, (_parent_w, self.sentinel))
+        with open(w, "wb", closefd=True) as f:
+            f.write(buf.getbuffer())
+        self.pid = multiprocessing.forkserver.read_signed(self.sentinel)
+
+
+class _WorkerProcess(context.ForkServerProcess):
+    @staticmethod
+    def _Popen(process_obj):
+        return _Popen(process_obj)
+
+
+def warm_up() -> None:
+    """Start the fork server now, so its `import torch` overlaps the grader's own."""
+    _context()
+    multiprocessing.forkserver.ensure_running()
+
+
+def _exit_reason(code: int | None) -> str:
+    if code is None:
+        return "stopped answering"
+    if code < 0:
+        sig = -code
+        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+        if sig == signal.SIGXCPU:
+            return f"was killed by {name}: CPU time limit exceeded"
+        return f"was killed by {name}"
+    return f"exited with status {code} (sys.exit or os._exit in the submission?)"
+
+
+@dataclass
+class Subject:
+    source: Source
+    entry: str
+    limits: Limits = field(default_factory=Limits)
+    device: str = "cpu"
+    blocked: set = field(default_factory=set)
+    spent: float = 0.0
+    _proc: object = None
+    _sock: socket.socket | None = None
+    _dir: str | None = None
+    _slot: int | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------------------------
+    def _start(self) -> None:
+        self._dir = tempfile.mkdtemp(prefix="attention-grader-")
+        out_path = os.path.join(self._dir, "output.txt")
+        open(out_path, "wb").close()
+        folder = self._copy_folder()
+        self._slot = walls_host.acquire(self._dir)
+        limits = {
+            "memory_mb": self.limits.memory_mb,
+            "cpu_seconds": int(self.limits.total_timeout) + 5,
+            "output_kb": self.limits.output_kb,
+            "max_processes": self.limits.max_processes,
+            "uid": self._slot,
+        }
+        ours, theirs = socket.socketpair()
+        _context()
+        self._proc = _WorkerProcess(target=spawn.run, args=(theirs, out_path, limits), daemon=True)
+        self._proc.start()
+        theirs.close()
+        self._sock = ours
+        header = {
+            "op": "load",
+            "code": self.source.code,
+            "filename": self.source.filename,
+            "module": self.source.module,
+            "folder": folder,
+            "entry": self.entry,
+        }
+        reply = self._roundtrip(header, b"", self.limits.load_timeout, "loading the file")
+        if not reply[0].get("ok"):
+            msg = reply[0].get("error", "unknown error")
+            self.close()
+            raise StudentError(f"running the file failed: {msg}", self._where(reply[0]), "load")
+
+    def _copy_folder(self) -> str | None:
+        """A folder submission's Python files, copied into the worker's own folder (readable by its uid, and
+        nothing the student's code writes lands in the original)."""
+        if not self.source.folder:
+            return None
+        dest = os.path.join(self._dir, "src")
+        shutil.copytree(self.source.folder, dest, ignore=lambda d, names: [
+            n for n in names if n.startswith(".") or n == "__pycache__" or (os.path.isfile(os.path.join(d, n)) and not n.endswith(".py"))
+        ])
+        return dest
+
+    def load(self) -> None:
+        if self._sock is None:
+            self._start()
+
+    def close(self) -> None:
+        if self._proc is not None:
+            walls_host.kill(self._proc.pid, self._slot)
+            self._proc.join(5)
+            self._proc = None
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+        if self._dir is not None:
+            self._output = self.output()
+            walls_host.release(self._slot)
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+    def output(self, limit: int = 4096) -> str:
+        """The head of what the submission printed (capped, decoded leniently)."""
+        if self._dir is None:
+            return getattr(self, "_output", "")
+        try:
+            with open(os.path.join(self._dir, "output.txt"), "rb") as f:
+                return f.read(limit).decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    # -- protocol --------------------------------------------------------------------------------------------
+    def _roundtrip(self, header: dict, payload: bytes, timeout: float, what: str) -> tuple[dict, bytes]:
+        left = self.limits.total_timeout - self.spent
+        if left <= 0:
+            raise WorkerLost(f"the submission used up its total time limit of {self.limits.total_timeout:g} s")
+        budget = min(timeout, left)
+        start = time.monotonic()
+        try:
+            wire.send(self._sock, header, payload)
+            reply, data = wire.recv(self._sock, start + budget)
+        except wire.Deadline:
+            self.close()
+            if budget < timeout:
+                raise WorkerLost(f"the submission used up its total time limit of {self.limits.total_timeout:g} s") from None
+            raise WorkerLost(f"timed out after {timeout:g} s while {what}") from None
+        except (EOFError, OSError):
+            self._proc.join(2)
+            reason = _exit_reason(self._proc.exitcode)
+            self.close()
+            raise WorkerLost(f"the worker {reason} while {what}") from None
+        except wire.WireError as e:
+            self.close()
+            raise WorkerLost(f"the worker broke the protocol while {what}: {e}") from None
+        finally:
+            self.spent += time.monotonic() - start
+        blocked = reply.get("blocked")
+        if isinstance(blocked, list):
+            self.blocked.update(str(b)[:100] for b in blocked[:5])
+        return reply, data
+
+    def _where(self, reply: dict) -> str:
+        """'line 12 in attention: scores = ...' for the innermost frame of the submission that raised."""
+        frames = reply.get("where")
+        if not (isinstance(frames, list) and frames and isinstance(frames[-1], list) and len(frames[-1]) == 2):
+            return ""
+        line, name = frames[-1]
+        lines = self.source.code.splitlines()
+        if type(line) is not int or not 1 <= line <= len(lines):
+            return ""
+        return f"line {line} in {str(name)[:60]}: {lines[line - 1].strip()[:120]}"
+
+    def _request(self, op: str, tensors: list[torch.Tensor], npos: int, kw: dict, expect, **extra) -> tuple[dict, bytes]:
+        self.load()
+        kwnames = [k for k, v in kw.items() if isinstance(v, torch.Tensor)]
+        kwargs = {k: v for k, v in kw.items() if not isinstance(v, torch.Tensor)}
+        specs, payload = wire.pack(list(tensors) + [kw[k] for k in kwnames] + extra.pop("tail", []))
+        header = {"op": op, "tensors": specs, "npos": npos, "kwnames": kwnames, "kwargs": kwargs,
+                  "expect": [list(s) for s in expect], **extra}
+        reply, data = self._roundtrip(header, payload, self.limits.call_timeout, "calling your function")
+        if not reply.get("ok"):
+            kind = reply.get("kind", "exception")
+            msg = str(reply.get("error", "unknown error"))[:500]
+            if kind == "memory":
+                msg = f"memory limit exceeded ({self.limits.memory_mb} MiB): {msg}"
+            raise StudentError(msg, self._where(reply), kind)
+        return reply, data
+
+    def call(self, q, k, v, *, expect, return_inputs: bool = False, **kw):
+        """(out, weights) and, on request, the inputs as the function left them; validated CPU tensors."""
+        reply, data = self._request("call", [q, k, v], 3, kw, expect, return_inputs=return_inputs, device=self.device)
+        try:
+            got = wire.unpack(reply.get("tensors"), data, _FLOATS)
+        except wire.WireError as e:
+            raise WorkerLost(f"the worker sent malformed tensors: {e}") from None
+        n = 2 + (3 if return_inputs else 0)
+        shapes = [list(expect[0]), list(expect[1])] + ([list(t.shape) for t in (q, k, v)] if return_inputs else [])
+        if len(got) != n or [list(t.shape) for t in got] != shapes:
+            raise WorkerLost("the worker sent tensors of shapes the grader did not ask for")
+        return got
+
+    def grads(self, q, k, v, grad_out, *, expect, **kw):
+        """Gradients of q, k, v for loss = sum(out * grad_out)."""
+        reply, data = self._request("call", [q, k, v], 3, kw, expect, grad=True, tail=[grad_out], device=self.device)
+        try:
+            got = wire.unpack(reply.get("tensors"), data, _FLOATS)
+        except wire.WireError as e:
+            raise WorkerLost(f"the worker sent malformed tensors: {e}") from None
+        if len(got) != 3 or [t.shape for t in got] != [q.shape, k.shape, v.shape]:
+            raise WorkerLost("the worker sent gradients of shapes the grader did not ask for")
+        return got
+
+    def devices(self, device: str, q, k, v, *, expect, **kw) -> list[str]:
+        """Run on the meta device and return the device types of (out, weights)."""
+        reply, _ = self._request("call", [q, k, v], 3, kw, expect, device=device)
+        devs = reply.get("devices")
+        if not (isinstance(devs, list) and len(devs) == 2 and all(isinstance(d, str) for d in devs)):
+            raise WorkerLost("the worker sent a malformed reply")
+        return devs

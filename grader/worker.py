@@ -1,0 +1,227 @@
+"""The untrusted side: a process that loads one submission and calls its function on request.
+
+This module is preloaded into the multiprocessing fork server, so it must import torch and nothing secret (no
+reference, no rubric). Every worker is a fresh fork of that server. It answers frames from the grader with
+frames; it never decides a verdict. Whatever it says is checked again by the grader.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import os
+import signal
+import sys
+import traceback
+import types
+import warnings
+
+import torch
+
+from grader import walls, wire
+
+torch.set_num_threads(1)  # before any op: a fork after a parallel op deadlocks
+walls.become_subreaper()  # orphans of every worker come back here to be reaped
+warnings.filterwarnings("ignore", message="forkserver: waitpid returned unexpected pid")
+
+
+def _warm_up() -> None:
+    """Pay torch's first-use costs (autograd, meta kernels) once here, not in every forked worker."""
+    for device in ("cpu", "meta"):
+        for dtype in (torch.float32, torch.float64):
+            q = torch.ones(1, 2, 2, dtype=dtype, device=device, requires_grad=device == "cpu")
+            mask = torch.ones(2, 2, dtype=torch.bool, device=device).triu(1)
+            w = torch.softmax((q @ q.transpose(-2, -1) / 2**0.5).masked_fill(mask, float("-inf")), dim=-1)
+            out = torch.einsum("bij,bjh->bih", w, q) + torch.where(mask, 0.0, w) @ q
+            if device == "cpu":
+                out.sum().backward()
+    try:
+        torch.ones(2, device="meta").masked_fill(torch.ones(2, dtype=torch.bool), 0.0)
+    except RuntimeError:
+        pass
+
+
+_warm_up()
+
+BLOCKED = ("reference", "grader")
+OUT_NAMES = ("output", "out", "hidden_states", "context")
+WEIGHT_NAMES = ("weights", "attn", "attention_weights", "attn_weights")
+
+
+class BadOutput(Exception):
+    """The function returned something that is not (out, weights) of the agreed shapes."""
+
+
+class _Blocker(importlib.abc.MetaPathFinder):
+    """Makes the grader's own packages unimportable from student code."""
+
+    attempts: list[str] = []
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in BLOCKED:
+            self.attempts.append(name)
+            raise ImportError(f"importing {name!r} is not allowed in a submission")
+        return None
+
+
+def _seal() -> None:
+    for name in list(sys.modules):
+        if name.split(".")[0] in BLOCKED:
+            del sys.modules[name]
+    sys.meta_path.insert(0, _Blocker())
+    sys.argv = ["submission"]
+
+
+class _QuietStream:
+    """stdout/stderr for student code: writes go to the capped output file, and a full file never raises."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+
+    def write(self, s):
+        try:
+            os.write(self.fd, str(s).encode("utf-8", "replace"))
+        except OSError:
+            pass
+        return len(s) if isinstance(s, str) else 0
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return False
+
+
+def _student_frames(exc: BaseException, filename: str) -> list:
+    """[line, function] of the submission's own frames, innermost last; the grader adds the source text."""
+    return [[f.lineno, f.name] for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename][-3:]
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    first = text[0][:300] if text else ""
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+
+
+def _load(req: dict) -> types.FunctionType:
+    folder = req.get("folder")
+    if folder:
+        sys.path.insert(0, folder)
+    module = types.ModuleType(req["module"])
+    module.__file__ = req["filename"]
+    sys.modules[req["module"]] = module  # dataclasses and pickle look modules up by name
+    exec(compile(req["code"], req["filename"], "exec"), module.__dict__)
+    fn = getattr(module, req["entry"], None)
+    if not callable(fn):
+        raise BadOutput(f"{req['entry']} is not a function after running the file")
+    return fn
+
+
+def _pick(result, names: tuple[str, ...], what: str):
+    if isinstance(result, dict):
+        for n in names:
+            if n in result:
+                return result[n]
+    else:
+        for n in names:
+            try:
+                return getattr(result, n)
+            except AttributeError:
+                continue
+    raise BadOutput(f"the result has no {what} (looked for {', '.join(names)})")
+
+
+def adapt(result) -> tuple:
+    """(out, weights) from any of the return conventions in DESIGN.md."""
+    if isinstance(result, (tuple, list)) and not hasattr(result, "_fields"):
+        if len(result) != 2:
+            raise BadOutput(f"returned a {type(result).__name__} of length {len(result)}, expected (out, weights)")
+        return tuple(result)
+    if result is None or isinstance(result, (str, bytes, int, float, torch.Tensor)):
+        raise BadOutput(f"returned {type(result).__name__}, expected (out, weights)")
+    return _pick(result, OUT_NAMES, "output"), _pick(result, WEIGHT_NAMES, "weights")
+
+
+def _check(t, name: str, shape: list[int], device: str) -> torch.Tensor:
+    if not isinstance(t, torch.Tensor):
+        raise BadOutput(f"{name} is a {type(t).__name__}, not a tensor")
+    with torch._C.DisableTorchFunctionSubclass():
+        t = torch.Tensor.as_subclass(t, torch.Tensor)
+        got = list(t.shape)
+        if got != shape:
+            raise BadOutput(f"{name} has shape {tuple(got)}, expected {tuple(shape)}")
+        if not (t.is_floating_point()):
+            raise BadOutput(f"{name} has dtype {t.dtype}, expected a floating dtype")
+        if t.device.type != torch.device(device).type:
+            raise BadOutput(f"{name} is on {t.device}, inputs were on {device}")
+    return t
+
+
+def _call(fn, req: dict, payload: bytes) -> tuple[dict, bytes]:
+    device = req.get("device", "cpu")
+    tensors = wire.unpack(req["tensors"], payload)
+    npos = req["npos"]
+    kwnames = req.get("kwnames", [])
+    grad = req.get("grad", False)
+    grad_out = tensors.pop() if grad else None  # the last tensor is d(loss)/d(out)
+    tensors = [t.to(device) for t in tensors]
+    leaves = []
+    if grad:
+        leaves = [t.requires_grad_(True) for t in tensors[:npos]]
+        tensors = [t.clone() for t in leaves] + tensors[npos:]  # like q_proj(x): not leaves
+    args = tensors[:npos]
+    kwargs = dict(req.get("kwargs", {}))
+    kwargs.update(zip(kwnames, tensors[npos:]))
+    out, weights = adapt(fn(*args, **kwargs))
+    out = _check(out, "out", req["expect"][0], device)
+    weights = _check(weights, "weights", req["expect"][1], device)
+    if device == "meta":
+        return {"ok": True, "devices": [out.device.type, weights.device.type]}, b""
+    results = [out, weights] + (args if req.get("return_inputs") else [])  # as the function left them
+    if grad:
+        if not out.requires_grad:
+            raise BadOutput("out does not require grad: it is not connected to q, k, v by autograd")
+        torch.autograd.backward(out, grad_out.to(device=out.device, dtype=out.dtype))
+        missing = [n for n, leaf in zip("qkv", leaves) if leaf.grad is None]
+        if missing:
+            raise BadOutput(f"no gradient reaches {', '.join(missing)}")
+        results = [leaf.grad for leaf in leaves]
+    specs, data = wire.pack([t.detach().to("cpu") for t in results])
+    return {"ok": True, "tensors": specs}, data
+
+
+def main(sock, out_path: str, limits: dict) -> None:
+    """Entry point of a forked worker: set up the walls, then serve frames until the socket closes."""
+    walls.enter(out_path, limits)
+    out_fd = os.open(out_path, os.O_WRONLY | os.O_APPEND)
+    os.dup2(out_fd, 1)
+    os.dup2(out_fd, 2)
+    sys.stdout = sys.stderr = _QuietStream(out_fd)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    _seal()
+    fn = None
+    filename = ""
+    while True:
+        try:
+            req, payload = wire.recv(sock)
+        except (EOFError, OSError, wire.WireError):
+            os._exit(0)
+        try:
+            if req["op"] == "load":
+                filename = req["filename"]
+                fn = _load(req)
+                reply, data = {"ok": True}, b""
+            else:
+                reply, data = _call(fn, req, payload)
+        except BadOutput as e:
+            reply, data = {"ok": False, "kind": "bad_output", "error": str(e)}, b""
+        except MemoryError:
+            reply, data = {"ok": False, "kind": "memory", "error": "MemoryError"}, b""
+        except BaseException as e:  # student code may raise anything, SystemExit and KeyboardInterrupt included
+            kind = "memory" if "can't allocate memory" in str(e) else "exception"
+            reply = {"ok": False, "kind": kind, "error": _describe(e), "where": _student_frames(e, filename)}
+            data = b""
+        reply["blocked"] = _Blocker.attempts[:5]
+        try:
+            wire.send(sock, reply, data)
+        except OSError:
+            os._exit(0)

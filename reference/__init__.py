@@ -1,0 +1,1 @@
+"""Reference implementations of the graded exercises. Imported only by the grader process, never by workers."""

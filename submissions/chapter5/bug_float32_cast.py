@@ -1,0 +1,16 @@
+# BUG: casts the inputs to float32, so float64 inputs come back as float32 (dtype not preserved).
+import math
+
+import torch
+
+
+def scaled_dot_product_attention(q, k, v, causal: bool = True):
+    q, k, v = q.float(), k.float(), v.float()
+    T, H = q.size(-2), q.size(-1)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(H)
+    if causal:
+        tril = torch.tril(torch.ones(T, T, dtype=torch.bool, device=q.device))
+        scores = scores.masked_fill(~tril, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    out = weights @ v
+    return out, weights

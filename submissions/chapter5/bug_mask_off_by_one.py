@@ -1,0 +1,15 @@
+# BUG: allowed region is tril(diagonal=1), so position i can also see position i+1.
+import math
+
+import torch
+
+
+def scaled_dot_product_attention(q, k, v, causal: bool = True):
+    T, H = q.size(-2), q.size(-1)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(H)
+    if causal:
+        allowed = torch.tril(torch.ones(T, T, dtype=torch.bool, device=q.device), diagonal=1)
+        scores = scores.masked_fill(~allowed, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    out = weights @ v
+    return out, weights

@@ -1,0 +1,15 @@
+# BUG: softmax over dim=-2 (the query axis) instead of dim=-1 (the key axis).
+import math
+
+import torch
+
+
+def scaled_dot_product_attention(q, k, v, causal: bool = True):
+    T, H = q.size(-2), q.size(-1)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(H)
+    if causal:
+        tril = torch.tril(torch.ones(T, T, dtype=torch.bool, device=q.device))
+        scores = scores.masked_fill(~tril, float("-inf"))
+    weights = torch.softmax(scores, dim=-2)
+    out = weights @ v
+    return out, weights

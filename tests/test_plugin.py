@@ -1,0 +1,46 @@
+"""The pytest plugin, driven as a teacher would: `pytest --submission ...` in a fresh folder."""
+
+import json
+
+from conftest import CH5_DIR as CH5
+
+
+def test_correct_file_passes_with_full_score_json(pytester):
+    result = pytester.runpytest_subprocess("--submission", str(CH5 / "correct_basic.py"), "--rubric", "chapter5", "--grade-json", "r.json")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["Total: 100/100", "*17 passed*"])
+    data = json.loads((pytester.path / "r.json").read_text())
+    assert data["score"] == data["max_score"] == 100
+    test = data["tests"][1]
+    assert set(test) >= {"name", "score", "max_score", "status", "output", "visibility", "extra_data"}
+    assert [t["extra_data"]["check_id"] for t in data["tests"]][:3] == ["loads", "output_shape", "content_dependent"]
+
+
+def test_buggy_file_exits_1_and_names_the_check(pytester):
+    result = pytester.runpytest_subprocess("--submission", str(CH5 / "bug_zero_fill.py"), "-v")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*future_weights_zero FAILED*", "*mask_fill_value*FAIL*", "Total: 57/100"])
+
+
+def test_only_the_rubric_checks_run_even_beside_other_tests(pytester):
+    pytester.makepyfile(test_unrelated="def test_x():\n    raise AssertionError('must not run')\n")
+    result = pytester.runpytest_subprocess("--submission", str(CH5 / "correct_basic.py"), "-k", "loads or output_shape")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*2 passed, 15 deselected*"])
+    assert "must not run" not in result.stdout.str()
+
+
+def test_without_submission_the_plugin_is_invisible(pytester):
+    pytester.makepyfile(test_plain="def test_ok():\n    assert True\n")
+    result = pytester.runpytest_subprocess()
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*1 passed*"])
+    assert "attention-grader" not in result.stdout.str().split("plugins:")[-1].split("\n", 1)[1]
+
+
+def test_bad_rubric_is_one_line_and_exit_2(pytester):
+    bad = pytester.makefile(".toml", bad='name = "x"\nexercise = "chapter5"\n[checks.loads]\npoints = -1\n')
+    result = pytester.runpytest_subprocess("--submission", str(CH5 / "correct_basic.py"), "--rubric", str(bad))
+    assert result.ret == 2
+    assert "checks.loads.points" in result.stderr.str()
+    assert "Traceback" not in result.stderr.str()

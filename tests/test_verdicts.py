@@ -1,0 +1,109 @@
+"""The verdict matrix: every sample submission fails exactly the checks its bug breaks, and says why."""
+
+import pytest
+from conftest import SUBMISSIONS, failed
+
+CH5 = SUBMISSIONS / "chapter5"
+MASK = {"future_weights_zero", "mask_fill_value", "future_invariance", "reference_match"}
+SCALE = {"sqrt_scaling", "reference_match"}
+
+# file -> (checks that must fail, words the feedback of those failures must contain)
+EXPECTED = {
+    "bug_zero_fill.py": (MASK, ["-inf", "0"]),
+    "bug_no_mask.py": (MASK, ["mask"]),
+    "bug_mask_off_by_one.py": (MASK, ["off by one"]),
+    "bug_triu.py": (MASK | {"causal_flag_off"}, ["wrong triangle"]),
+    "bug_softmax_query_axis.py": (
+        {"weights_sum_to_one", "softmax_key_axis", "future_invariance", "causal_flag_off", "reference_match"},
+        ["dim=-1", "query axis"],
+    ),
+    "bug_no_scaling.py": (SCALE, ["no scaling"]),
+    "bug_scale_by_h.py": (SCALE, ["1/H"]),
+    "bug_scale_by_sqrt_t.py": (SCALE, ["1/sqrt(T)"]),
+    "bug_mask_diagonal.py": (
+        {"weights_sum_to_one", "future_weights_zero", "mask_fill_value", "causal_flag_off", "finite_float32", "reference_match"},
+        ["nan", "diagonal"],
+    ),
+    "bug_exp_no_max.py": ({"finite_float32"}, ["row max"]),
+    "bug_weights_before_softmax.py": (
+        {"weights_sum_to_one", "future_weights_zero", "mask_fill_value", "finite_float32", "reference_match"},
+        ["before softmax"],
+    ),
+    "bug_inplace_scale.py": ({"inputs_unchanged"}, ["in place"]),
+    "bug_fixed_T8.py": ({"reference_match"}, ["T=9"]),
+    "bug_mask_wrong_device.py": ({"device_placement"}, ["device=q.device"]),
+    "bug_causal_flag_ignored.py": ({"causal_flag_off"}, ["flag"]),
+    "bug_mask_after_softmax.py": ({"weights_sum_to_one", "future_invariance", "reference_match"}, ["after softmax"]),
+    "bug_batch_mix.py": ({"batch_independence", "weights_sum_to_one", "finite_float32", "reference_match"}, ["batch"]),
+    "bug_float32_cast.py": ({"output_shape"}, ["dtype float32, expected float64"]),
+    "bug_detached.py": ({"gradients"}, [".detach()"]),
+    "bug_imports_reference.py": ({"policy"}, ["reference"]),
+    "vacuous_zeros.py": ({"content_dependent"}, ["ignore q and k"]),
+    "vacuous_identity.py": ({"content_dependent"}, ["ignore q and k"]),
+    "vacuous_causal_mean.py": ({"content_dependent"}, ["causal mean"]),
+}
+CORRECT = sorted(p.name for p in CH5.iterdir() if p.name.startswith("correct_"))
+
+
+def test_every_sample_is_in_the_matrix():
+    samples = {p.name for p in CH5.iterdir() if p.name.startswith(("bug_", "vacuous_"))}
+    assert samples == set(EXPECTED)
+    assert len(CORRECT) >= 10
+
+
+@pytest.mark.parametrize("name", CORRECT)
+def test_correct_variant_scores_full_marks(grade_of, name):
+    grade = grade_of(CH5 / name)
+    assert failed(grade) == set(), [o.message for o in grade.outcomes if o.status == "failed"]
+    assert grade.score == grade.max_score == 100
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_bug_fails_exactly_what_it_breaks(grade_of, name):
+    must_fail, words = EXPECTED[name]
+    grade = grade_of(CH5 / name)
+    assert failed(grade) == must_fail
+    text = " ".join(f"{o.message} {o.misconception} {o.hint}" for o in grade.outcomes if o.status == "failed").lower()
+    for word in words:
+        assert word.lower() in text, f"{name}: feedback does not mention {word!r}"
+    assert grade.score < grade.max_score
+
+
+def test_every_check_in_the_rubric_can_fail():
+    from grader.rubric import load
+
+    caught = set().union(*(must for must, _ in EXPECTED.values()))
+    scored = {cid for cid in load("chapter5").checks if cid != "loads"}
+    assert scored <= caught
+
+
+@pytest.mark.parametrize("name", ["vacuous_zeros.py", "vacuous_identity.py"])
+def test_vacuous_functions_score_at_most_ten_percent(grade_of, name):
+    grade = grade_of(CH5 / name)
+    assert grade.score <= 0.1 * grade.max_score
+
+
+def test_causal_mean_scores_at_most_half_and_is_named(grade_of):
+    grade = grade_of(CH5 / "vacuous_causal_mean.py")
+    assert grade.score <= 0.5 * grade.max_score
+    assert "causal mean" in {o.id: o for o in grade.outcomes}["content_dependent"].message
+
+
+def test_policy_violation_scores_zero(grade_of):
+    assert grade_of(CH5 / "bug_imports_reference.py").score == 0
+
+
+def test_prerequisite_failure_is_skipped_not_failed(grade_of):
+    grade = grade_of(CH5 / "bug_float32_cast.py")
+    by_id = {o.id: o for o in grade.outcomes}
+    assert by_id["output_shape"].status == "failed"
+    assert by_id["reference_match"].status == "skipped"
+    assert "output_shape" in by_id["content_dependent"].message
+
+
+def test_same_submission_same_grade(grade_of):
+    from grader import rubric
+    from grader.grading import Grading
+
+    again = Grading(CH5 / "bug_zero_fill.py", rubric.load("chapter5")).finish()
+    assert again == grade_of(CH5 / "bug_zero_fill.py")
