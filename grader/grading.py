@@ -43,6 +43,7 @@ class Grade:
     notes: list[str] = field(default_factory=list)
     environment: list[str] = field(default_factory=list)
     output: str = ""
+    diagnosis: list[str] = field(default_factory=list)  # names of known mistakes the behaviour matches
 
     def as_dict(self) -> dict:
         return asdict(self)
