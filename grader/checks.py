@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, Phase, assume, given
 from hypothesis import strategies as st
 
 from grader import strategies as S
-from grader.subject import StudentError, Subject
+from grader.subject import StudentError, Subject, WorkerLost
 
 
 class Failed(Exception):
@@ -75,28 +75,39 @@ class Ctx:
 
     # -- talking to the submission ---------------------------------------------------------------------------
     def call(self, q, k, v, **kw):
-        try:
-            return self.subject.call(q, k, v, expect=self.exercise.expect(q, k, v), **kw)
-        except StudentError as e:
-            raise Failed(_raised(e, q, k, v, kw)) from None
+        return self._ask(self.subject.call, q, k, v, kw)
 
     def call_inputs(self, q, k, v, **kw):
-        try:
-            return self.subject.call(q, k, v, expect=self.exercise.expect(q, k, v), return_inputs=True, **kw)
-        except StudentError as e:
-            raise Failed(_raised(e, q, k, v, kw)) from None
+        return self._ask(self.subject.call, q, k, v, dict(kw, return_inputs=True))
 
     def grads(self, q, k, v, grad_out, **kw):
+        return self._ask(lambda *a, **k: self.subject.grads(*a[:3], grad_out, **k), q, k, v, kw, "during backward")
+
+    def _ask(self, fn, q, k, v, kw, when: str = ""):
+        """Ask the worker; its failures become messages that name the inputs they happened on."""
         try:
-            return self.subject.grads(q, k, v, grad_out, expect=self.exercise.expect(q, k, v), **kw)
+            return fn(q, k, v, expect=self.exercise.expect(q, k, v), **kw)
         except StudentError as e:
-            raise Failed(_raised(e, q, k, v, kw, "during backward")) from None
+            raise Failed(_raised(e, q, k, v, _shown(kw), when)) from None
+        except WorkerLost as e:
+            raise WorkerLost(f"{e} ({shape_of(q, **_shown(kw))})") from None
 
     def ref(self, q, k, v, **kw):
         return self.exercise.reference()(q, k, v, **kw)
 
+    # -- inputs in the exercise's layout ---------------------------------------------------------------------
+    def qkv(self, lead=(1, 1), **kw):
+        """S.qkv with the check's range of leading dims narrowed to the exercise's: chapter5 gets what the check
+        asks for, masked_self_attention always [B, heads, T, Dk]."""
+        return S.qkv(lead=self.exercise.leads(*lead), **kw)
+
+    def negative_scores(self, **kw):
+        return S.negative_scores(lead=self.exercise.lead[0], **kw)
+
     def tol(self, dtype: torch.dtype) -> tuple[float, float]:
-        return self.tolerances[str(dtype).removeprefix("torch.")]
+        """(rtol, atol) for values of this dtype; half precisions fall back to float32's unless the rubric sets them."""
+        name = str(dtype).removeprefix("torch.")
+        return self.tolerances.get(name) or self.tolerances["float32"]
 
 
 # -- formatting ----------------------------------------------------------------------------------------------
@@ -106,6 +117,11 @@ def shape_of(q, k=None, v=None, **kw) -> str:
     *lead, t, h = q.shape
     extra = "".join(f", {n}={_short(x)}" for n, x in kw.items())
     return f"q, k, v of shape {tuple(q.shape)} {str(q.dtype).removeprefix('torch.')} (T={t}, H={h}{extra})"
+
+
+def _shown(kw: dict) -> dict:
+    """The keyword arguments a student passed, without the grader's own request options."""
+    return {n: x for n, x in kw.items() if n != "return_inputs"}
 
 
 def _short(x) -> str:
@@ -141,7 +157,9 @@ def mismatch(name: str, got: torch.Tensor, want: torch.Tensor, rtol: float, atol
     if not bad.any():
         return None
     i = idx(got, bad)
-    return f"{at(name, i)} = {fmt(float(got[i]))}, expected {fmt(float(want[i]))}"
+    g, w = float(got[i]), float(want[i])
+    close = fmt(g) == fmt(w) and math.isfinite(g - w)
+    return f"{at(name, i)} = {fmt(g)}, expected {fmt(w)}" + (f" (they differ by {abs(g - w):.2g})" if close else "")
 
 
 def future(t: int) -> torch.Tensor:
@@ -172,7 +190,7 @@ def output_shape(ctx: Ctx) -> None:
             if t.dtype != q.dtype:
                 raise Failed(f"for {shape_of(q)}: {name} has dtype {str(t.dtype).removeprefix('torch.')}, expected {str(q.dtype).removeprefix('torch.')}")
 
-    ctx.prove(S.qkv(t=(1, 6), h=(1, 6), lead=(1, 2), dtypes=(np.float32, np.float64)), prop)
+    ctx.prove(ctx.qkv(t=(1, 6), h=(1, 6), lead=(1, 2), dtypes=(np.float32, np.float64)), prop)
 
 
 @check(
@@ -206,7 +224,7 @@ def content_dependent(ctx: Ctx) -> None:
         if torch.equal(out, out3):
             raise Failed(f"for {shape_of(q)}, changing v[..., 0, :] left out unchanged: out must be weights @ v")
 
-    ctx.prove(S.qkv(t=(2, 5), h=(2, 4), scale=1.0), prop, max_examples=min(ctx.max_examples, 10))
+    ctx.prove(ctx.qkv(t=(2, 5), h=(2, 4), scale=1.0), prop, max_examples=min(ctx.max_examples, 10))
 
 
 @check(
@@ -219,14 +237,14 @@ def weights_sum_to_one(ctx: Ctx) -> None:
     def prop(x):
         q, k, v = x
         _, w = ctx.call(q, k, v)
-        rtol, atol = ctx.tol(q.dtype)
+        rtol, atol = ctx.tol(w.dtype)
         sums = w.sum(-1)
         bad = ~torch.isclose(sums, torch.ones_like(sums), rtol=0, atol=max(atol, 10 * rtol))
         if bad.any():
             i = idx(sums, bad)
             raise Failed(f"for {shape_of(q)}: row {at('weights', i + (':',))} sums to {fmt(float(sums[i]))}, expected 1")
 
-    ctx.prove(S.qkv(dtypes=(np.float32, np.float64)), prop)
+    ctx.prove(ctx.qkv(dtypes=(np.float32, np.float64)), prop)
 
 
 @check(
@@ -244,7 +262,7 @@ def future_weights_zero(ctx: Ctx) -> None:
             i = idx(w, leak)
             raise Failed(f"for {shape_of(q)}: {at('weights', i)} = {fmt(float(w[i]))}, expected 0 (key {i[-1]} is in the future of query {i[-2]})")
 
-    ctx.prove(S.qkv(dtypes=(np.float32, np.float64)), prop)
+    ctx.prove(ctx.qkv(dtypes=(np.float32, np.float64)), prop)
 
 
 @check(
@@ -266,7 +284,7 @@ def mask_fill_value(ctx: Ctx) -> None:
                 f"{at('weights', i)} = {fmt(float(w[i]))}, expected 0; a finite fill such as 0 beats negative real scores"
             )
 
-    ctx.prove(S.negative_scores(), prop)
+    ctx.prove(ctx.negative_scores(), prop)
 
 
 @check(
@@ -284,13 +302,13 @@ def causal_flag_off(ctx: Ctx) -> None:
         if not (w_off[..., future(q.shape[-2])] != 0).any():
             raise Failed(f"for {shape_of(q, causal=False)}: every future weight is 0, the mask is still applied")
         _, w_on = ctx.call(q, k, v)
-        rtol, atol = ctx.tol(q.dtype)
+        rtol, atol = ctx.tol(w_on.dtype)
         # the last query sees every key either way, so its row must not depend on the flag
         bad = mismatch("weights", w_off[..., -1:, :], w_on[..., -1:, :], rtol, atol)
         if bad:
             raise Failed(f"for {shape_of(q, causal=False)}: the last query's weights changed with the flag, though none of its keys is in the future (last row: {bad})")
 
-    ctx.prove(S.qkv(), prop)
+    ctx.prove(ctx.qkv(), prop)
 
 
 @check(
@@ -309,7 +327,7 @@ def future_invariance(ctx: Ctx) -> None:
     def prop(x):
         (q, k, v), i = x
         out, _ = ctx.call(q, k, v)
-        rtol, atol = ctx.tol(q.dtype)
+        rtol, atol = ctx.tol(out.dtype)
         sel = (..., slice(i + 1, None), slice(None))
         for name in "vkq":
             args = {"q": q, "k": k, "v": v}
@@ -319,7 +337,7 @@ def future_invariance(ctx: Ctx) -> None:
             if bad:
                 raise Failed(f"for {shape_of(q)}: changing only {name}[..., {i + 1}:, :] changed {bad.split(' =')[0]} (position <= {i}); {blame[name]}")
 
-    ctx.prove(S.with_position(S.qkv()), prop)
+    ctx.prove(S.with_position(ctx.qkv()), prop)
 
 
 @check(
@@ -335,12 +353,12 @@ def softmax_key_axis(ctx: Ctx) -> None:
         others = torch.ones(q.shape[-2], dtype=torch.bool)
         others[i] = False
         _, w2 = ctx.call(perturb(q, (..., others, slice(None))), k, v)
-        rtol, atol = ctx.tol(q.dtype)
+        rtol, atol = ctx.tol(w.dtype)
         bad = mismatch("weights", w2[..., i : i + 1, :], w[..., i : i + 1, :], rtol, atol)
         if bad:
             raise Failed(f"for {shape_of(q)}: changing the other queries changed the weights of query {i} ({bad}); each row must be a softmax over keys")
 
-    ctx.prove(S.with_position(S.qkv(), last=True), prop)
+    ctx.prove(S.with_position(ctx.qkv(), last=True), prop)
 
 
 @check(
@@ -361,7 +379,7 @@ def finite_float32(ctx: Ctx) -> None:
                 big = f" with scores up to {fmt(top)} in size" if top > 1 else ""
                 raise Failed(f"for {shape_of(q)}{big}: {at(name, i)} = {float(t[i])}")
 
-    ctx.prove(S.qkv(scale=100.0), prop)
+    ctx.prove(ctx.qkv(scale=100.0), prop)
 
 
 SCALES = {"1/sqrt(H)": lambda t, h: h**-0.5, "no scaling": lambda t, h: 1.0, "1/H": lambda t, h: 1 / h, "1/sqrt(T)": lambda t, h: t**-0.5}
@@ -400,18 +418,18 @@ def sqrt_scaling(ctx: Ctx) -> None:
         h = q.shape[-1]
         pad = lambda t: torch.nn.functional.pad(t, (0, 3 * h))
         _, w4 = ctx.call(pad(2 * q), pad(k), pad(v))
-        rtol, atol = ctx.tol(q.dtype)
+        rtol, atol = ctx.tol(w.dtype)
         bad = mismatch("weights", w4, w, rtol, atol)
         if bad:
             raise Failed(f"for {shape_of(q)}, zero-padding H to {4 * h} and doubling q changed the weights ({bad}){_scale_diagnosis(ctx)}")
 
-    ctx.prove(S.qkv(dtypes=(np.float64,), scale=1.0), prop)
+    ctx.prove(ctx.qkv(dtypes=(np.float64,), scale=1.0), prop)
 
 
 def _scale_diagnosis(ctx: Ctx) -> str:
     g = torch.Generator().manual_seed(5)
     t, h = 3, 4  # sqrt(T), H, sqrt(H) and 1 all differ
-    q, k, v = (torch.randn(2, t, h, generator=g, dtype=torch.float64) * 0.7 for _ in range(3))
+    q, k, v = (torch.randn(ctx.exercise.fit((2, t, h)), generator=g, dtype=torch.float64) * 0.7 for _ in range(3))
     try:
         _, w = ctx.call(q, k, v)
     except Failed:
@@ -443,7 +461,7 @@ def reference_match(ctx: Ctx) -> None:
         if bad:
             raise Failed(f"for {shape_of(q)}: {bad.replace('expected', 'the reference gives')}")
 
-    ctx.prove(S.qkv(t=(1, 12), lead=(1, 2), dtypes=(np.float32, np.float64)), prop)
+    ctx.prove(ctx.qkv(t=(1, 12), lead=(1, 2), dtypes=(np.float32, np.float64)), prop)
 
 
 @check(
@@ -458,12 +476,12 @@ def batch_independence(ctx: Ctx) -> None:
         out, w = ctx.call(q, k, v)
         rest = (slice(1, None),)
         out2, w2 = ctx.call(perturb(q, rest), perturb(k, rest), perturb(v, rest))
-        rtol, atol = ctx.tol(q.dtype)
+        rtol, atol = ctx.tol(w.dtype)
         bad = mismatch("weights", w2[:1], w[:1], rtol, atol) or mismatch("out", out2[:1], out[:1], rtol, atol)
         if bad:
             raise Failed(f"for {shape_of(q)}, changing batch elements 1.. changed element 0: {bad.split(' =')[0]}")
 
-    ctx.prove(S.qkv(b=(2, 3)), prop)
+    ctx.prove(ctx.qkv(b=(2, 3)), prop)
 
 
 @check(
@@ -482,7 +500,7 @@ def inputs_unchanged(ctx: Ctx) -> None:
                 i = idx(a, bad)
                 raise Failed(f"for {shape_of(q)}: your function changed {at(name, i)} from {fmt(float(a[i]))} to {fmt(float(b[i]))}")
 
-    ctx.prove(S.qkv(), prop, max_examples=min(ctx.max_examples, 10))
+    ctx.prove(ctx.qkv(), prop, max_examples=min(ctx.max_examples, 10))
 
 
 _DEVICE_ERROR = re.compile(r"expected device|same device|two devices|inputs were on|device type")
@@ -496,7 +514,7 @@ _DEVICE_ERROR = re.compile(r"expected device|same device|two devices|inputs were
 )
 def device_placement(ctx: Ctx) -> None:
     for shape in [(2, 3, 4), (2, 2, 5, 3)]:
-        q = torch.randn(shape, generator=torch.Generator().manual_seed(1))
+        q = torch.randn(ctx.exercise.fit(shape), generator=torch.Generator().manual_seed(1))
         k, v = q.flip(-2), q * 0.5
         if ctx.device == "cuda":  # real data crosses back, so compare it
             rtol, atol = ctx.tol(q.dtype)
@@ -535,4 +553,4 @@ def gradients(ctx: Ctx) -> None:
             if bad:
                 raise Failed(f"for {shape_of(q)}, loss = sum(out * g): {bad.replace('expected', 'the reference gives')}")
 
-    ctx.prove(S.with_grad(S.qkv(dtypes=(np.float64,), scale=2.0)), prop, max_examples=min(ctx.max_examples, 10))
+    ctx.prove(S.with_grad(ctx.qkv(dtypes=(np.float64,), scale=2.0)), prop, max_examples=min(ctx.max_examples, 10))

@@ -26,6 +26,12 @@ class _State:
         from grader import subject
         from grader.rubric import RubricError, load
 
+        if config.getoption("device") == "cuda":
+            import torch
+
+            if not torch.cuda.is_available():
+                pytest.exit("--device cuda: no CUDA device is available on this machine", returncode=2)
+
         subject.warm_up()  # the fork server imports torch while this process does
         try:
             self.rubric = load(config.getoption("rubric"))

@@ -44,3 +44,18 @@ def test_bad_rubric_is_one_line_and_exit_2(pytester):
     assert result.ret == 2
     assert "checks.loads.points" in result.stderr.str()
     assert "Traceback" not in result.stderr.str()
+
+
+def test_from_the_project_root_only_the_checks_run():
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "--submission", str(CH5 / "bug_no_scaling.py"), "-p", "no:cacheprovider"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )
+    assert run.returncode == 1
+    assert "2 failed, 14 passed, 1 skipped" in run.stdout
+    assert "test_reference" not in run.stdout and "tests/" not in run.stdout

@@ -35,7 +35,7 @@ EXPECTED = {
     "bug_causal_flag_ignored.py": ({"causal_flag_off"}, ["flag"]),
     "bug_mask_after_softmax.py": ({"weights_sum_to_one", "future_invariance", "reference_match"}, ["after softmax"]),
     "bug_batch_mix.py": ({"batch_independence", "weights_sum_to_one", "finite_float32", "reference_match"}, ["batch"]),
-    "bug_float32_cast.py": ({"output_shape"}, ["dtype float32, expected float64"]),
+    "bug_float32_cast.py": ({"output_shape", "reference_match"}, ["dtype float32, expected float64"]),
     "bug_detached.py": ({"gradients"}, [".detach()"]),
     "bug_imports_reference.py": ({"policy"}, ["reference"]),
     "vacuous_zeros.py": ({"content_dependent"}, ["ignore q and k"]),
@@ -94,11 +94,15 @@ def test_policy_violation_scores_zero(grade_of):
 
 
 def test_prerequisite_failure_is_skipped_not_failed(grade_of):
-    grade = grade_of(CH5 / "bug_float32_cast.py")
-    by_id = {o.id: o for o in grade.outcomes}
-    assert by_id["output_shape"].status == "failed"
+    by_id = {o.id: o for o in grade_of(CH5 / "vacuous_zeros.py").outcomes}
+    assert by_id["content_dependent"].status == "failed"
     assert by_id["reference_match"].status == "skipped"
-    assert "output_shape" in by_id["content_dependent"].message
+    assert "content_dependent" in by_id["future_weights_zero"].message
+    assert by_id["gradients"].status == "skipped"
+
+
+def test_a_dtype_slip_costs_only_what_it_breaks(grade_of):
+    assert grade_of(CH5 / "bug_float32_cast.py").score == 80
 
 
 def test_same_submission_same_grade(grade_of):
