@@ -1,13 +1,14 @@
-"""`attention-grader`: one entry point, one module per subcommand (check, grade)."""
+"""`attention-grader`: one entry point, one module per subcommand (check, replay, grade)."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
-from grader import batch, selfcheck
+from grader import batch, replay, selfcheck
 
-COMMANDS = {"check": selfcheck, "grade": batch}
+COMMANDS = {"check": selfcheck, "replay": replay, "grade": batch}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -30,6 +31,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("attention-grader: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `attention-grader check x.py | head`: the reader left early, nothing to report
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so that the exit's flush stays quiet
+        return 1
 
 
 if __name__ == "__main__":

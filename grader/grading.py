@@ -12,8 +12,8 @@ from pathlib import Path
 import hypothesis.errors
 import torch
 
-from grader import loader, policy, walls_host
-from grader.checks import CATALOGUE, Ctx, Failed
+from grader import diagnose, loader, policy, replay, walls_host
+from grader.checks import CATALOGUE, Case, Ctx, Failed
 from grader.exercises import EXERCISES
 from grader.rubric import Rubric
 from grader.subject import Limits, StudentError, Subject, WorkerLost
@@ -30,6 +30,8 @@ class Outcome:
     visibility: str = "visible"
     hint: str = ""
     misconception: str = ""
+    replay: str = ""  # a command that runs this check again on the same submission (failed visible checks)
+    case: Case | None = field(default=None, compare=False, repr=False)  # the failing inputs, for the feedback's pictures
 
 
 @dataclass
@@ -46,18 +48,28 @@ class Grade:
     diagnosis: list[str] = field(default_factory=list)  # names of known mistakes the behaviour matches
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        for o in d["outcomes"]:
+            del o["case"]  # tensors: not data for a report
+        return d
 
 
 def environment() -> list[str]:
-    walls = ["wall-clock deadlines, address-space, CPU-time and output limits", "a private temporary working folder"]
-    if walls_host.privileged():
+    """Which walls were up around the submission's worker (they depend on the machine, see walls_host.walls)."""
+    up = walls_host.walls()
+    walls = ["wall-clock deadlines, address-space, CPU-time and output limits"]
+    if up["mounts"] is None:
+        walls.append("a private file system view (its own size-capped working folder and /tmp, the reference hidden)")
+    else:
+        walls.append(f"a private temporary working folder, but no private file system view ({up['mounts']})")
+    if up["net"] is None:
         walls.append("no network (own network namespace)")
-    missing = walls_host.uid_wall()
-    if missing is None:
+    else:
+        walls.append(f"network NOT blocked ({up['net']})")
+    if up["uid"] is None:
         walls.append("its own uid per worker, with a process cap; every process it starts is killed afterwards")
     else:
-        walls.append(f"no uid of its own ({missing}): leftover processes are killed by process group only")
+        walls.append(f"no uid of its own ({up['uid']}): leftover processes are killed by process group only")
     return walls
 
 
@@ -73,6 +85,8 @@ class Grading:
         self.source: loader.Source | None = None
         self.subject: Subject | None = None
         self.started = time.monotonic()
+        self.cases: dict[str, Case | None] = {}
+        self.diagnosis: list[str] = []
 
     # -- one check -------------------------------------------------------------------------------------------
     def outcome(self, cid: str) -> Outcome:
@@ -99,6 +113,8 @@ class Grading:
             visibility=spec.visibility,
             hint=spec.hint or (entry.hint if entry else ""),
             misconception=entry.misconception if entry else "",
+            replay=replay.command(self.path, self.rubric.origin, cid) if entry and status == "failed" and spec.visibility == "visible" else "",
+            case=self.cases.get(cid),
         )
 
     def _run(self, cid: str) -> tuple[str, str]:
@@ -122,6 +138,7 @@ class Grading:
         try:
             CATALOGUE[cid].run(ctx)
         except Failed as e:
+            self.cases[cid] = e.case
             return "failed", str(e)
         except WorkerLost as e:
             return "failed", str(e)
@@ -135,6 +152,7 @@ class Grading:
         try:
             self.source, entry = loader.read(self.path, self.rubric.names, self.defs_only, self.notebook_mode)
         except loader.LoadError as e:
+            self.source = getattr(e, "source", None)  # what definitions-only loading left out explains a missing name
             return "failed", str(e)
         limits = Limits(**self.rubric.limits.model_dump())
         self.subject = Subject(self.source, entry, limits, device="cuda" if self.device == "cuda" else "cpu")
@@ -158,9 +176,20 @@ class Grading:
         try:
             for cid in self.rubric.order():
                 self.outcome(cid)
+            self.diagnose()
         finally:
             self.close()
         return self.summary()
+
+    def diagnose(self) -> None:
+        """Name the known mistake behind the failures, while the worker is still there to ask."""
+        if self.subject is None or not any(o.status == "failed" for o in self.outcomes.values()):
+            return
+        call = lambda q, k, v, **kw: self.subject.call(q, k, v, expect=EXERCISES[self.rubric.exercise].expect(q, k, v), **kw)
+        try:
+            self.diagnosis = diagnose.diagnose(self.rubric.exercise, call)
+        except WorkerLost:
+            self.diagnosis = []
 
     def summary(self) -> Grade:
         """The grade from the checks run so far; any not run (pytest -k, -x) count as 0 and say so."""
@@ -179,10 +208,17 @@ class Grading:
             score=round(score, 4),
             max_score=self.rubric.max_score,
             skipped_code=list(self.source.skipped) if self.source else [],
-            notes=list(self.source.notes) if self.source else [],
+            notes=(list(self.source.notes) if self.source else []) + self._output_note(),
             environment=environment(),
             output=self.subject.output() if self.subject else "",
+            diagnosis=list(self.diagnosis),
         )
+
+    def _output_note(self) -> list[str]:
+        if self.subject is None or not self.subject.output_overflowed:
+            return []
+        kib = self.rubric.limits.output_kb
+        return [f"output too large: the submission printed more than {kib} KiB; the rest was dropped"]
 
     def close(self) -> None:
         if self.subject is not None:

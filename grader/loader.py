@@ -26,6 +26,20 @@ class Source:
     notes: tuple[str, ...] = field(default=())  # things the report should mention
 
 
+CELL_MARK = "# %% cell "  # a notebook's Source.code holds each code cell after such a line (grader.notebook)
+
+
+def place(source: Source, line: int, *, cell_only: bool = False) -> str:
+    """A line of source.code in the student's terms: 'line 12', or in a notebook 'cell 3, line 2'."""
+    if source.filename.endswith(".ipynb"):
+        lines = source.code.split("\n")
+        for i in range(min(line, len(lines)) - 1, -1, -1):
+            if lines[i].startswith(CELL_MARK):
+                cell = f"cell {lines[i][len(CELL_MARK):].strip()}"
+                return cell if cell_only else f"{cell}, line {line - i - 1}"
+    return f"line {line}"
+
+
 def _candidates(folder: Path) -> list[Path]:
     files = [p for p in sorted(folder.rglob("*")) if p.suffix in (".py", ".ipynb") and p.is_file()]
     return [p for p in files if not any(part.startswith((".", "__")) for part in p.relative_to(folder).parts)]
@@ -50,7 +64,11 @@ def read(path: str | Path, names: tuple[str, ...], defs_only: bool = False, note
         source = Source(source.code, source.filename, source.module, str(path), source.skipped, source.notes)
     else:
         source = _read_file(path, defs_only, notebook_mode)
-    return source, find_entry(source, names)
+    try:
+        return source, find_entry(source, names)
+    except LoadError as e:
+        e.source = source  # the report can still list what definitions-only loading left out
+        raise
 
 
 def _defines(path: Path, names: tuple[str, ...]) -> bool:
@@ -88,7 +106,7 @@ def parse(source: Source) -> ast.Module:
     try:
         return ast.parse(source.code, source.filename)
     except SyntaxError as e:
-        where = f"{source.filename}, line {e.lineno}" if e.lineno else source.filename
+        where = f"{source.filename}, {place(source, e.lineno)}" if e.lineno else source.filename
         raise LoadError(f"syntax error in {where}: {e.msg}" + (f"\n    {e.text.rstrip()}" if e.text else "")) from None
 
 
@@ -147,6 +165,6 @@ def _check_signature(node: ast.FunctionDef, source: Source) -> None:
     if (positional < 3 and a.vararg is None) or required > 3 or required_kwonly:
         params = ast.unparse(a)
         raise LoadError(
-            f"{source.filename}, line {node.lineno}: {node.name}({params}) cannot be called as "
+            f"{source.filename}, {place(source, node.lineno)}: {node.name}({params}) cannot be called as "
             f"{node.name}(q, k, v): it must take q, k, v as its first three arguments, the others optional"
         )

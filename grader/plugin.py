@@ -23,7 +23,9 @@ def pytest_addoption(parser):
 
 class _State:
     def __init__(self, config):
-        from grader import subject
+        from grader import spawn
+
+        spawn.warm_up()  # first: the fork server imports torch while this process does
         from grader.rubric import RubricError, load
 
         if config.getoption("device") == "cuda":
@@ -31,8 +33,6 @@ class _State:
 
             if not torch.cuda.is_available():
                 pytest.exit("--device cuda: no CUDA device is available on this machine", returncode=2)
-
-        subject.warm_up()  # the fork server imports torch while this process does
         try:
             self.rubric = load(config.getoption("rubric"))
         except RubricError as e:
@@ -120,7 +120,10 @@ def pytest_sessionfinish(session, exitstatus):
         return
     from grader.report import write_json
 
-    state.grading.close()
+    try:
+        state.grading.diagnose()  # needs the worker, so before close
+    finally:
+        state.grading.close()
     state.grade = grade = state.grading.summary()
     path = session.config.getoption("grade_json")
     if path:
@@ -131,7 +134,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     state = _state(config)
     if state is None or state.grade is None:
         return
-    from grader.report import table
+    from grader.diagnose import explain
+    from grader.report import left_out, table
 
     terminalreporter.section(f"attention-grader: {state.grade.submission} ({state.rubric.name})")
     terminalreporter.write_line(table(state.grade))
+    for line in left_out(state.grade):
+        terminalreporter.write_line(line)
+    for d in state.grade.diagnosis:
+        terminalreporter.write_line(f"Likely mistake: {explain(d)}")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from grader.diagnose import explain
 from grader.grading import Grade, Outcome
 
 STATUS = {"passed": "PASS", "failed": "FAIL", "skipped": "skip", "not run": "----"}
@@ -36,19 +37,30 @@ def table(grade: Grade) -> str:
     return f"{body}\n\nTotal: {points(grade.score)}/{points(grade.max_score)}"
 
 
-def feedback(o: Outcome) -> str:
-    """The text a student sees for one check."""
+def feedback(o: Outcome, diagnosis: list[str] = ()) -> str:
+    """The text a student sees for one check: the counterexample, the diagnosed mistake (a grade-wide finding,
+    see grader/diagnose.py), the check's usual cause, a hint, and the command that replays the case."""
     if not reveals(o):
         return o.status
     if o.status == "passed":
         return "passed"
     parts = [o.message]
     if o.status == "failed":
+        parts += [f"Likely mistake: {explain(d)}" for d in diagnosis]
         if o.misconception:
             parts.append(f"Likely cause: {o.misconception}.")
         if o.hint:
             parts.append(f"Hint: {o.hint}")
+        if o.replay:
+            parts.append(f"Replay: {o.replay}")
     return "\n".join(parts)
+
+
+def left_out(grade: Grade) -> list[str]:
+    """What of the file was not run (notebook experiments, IPython syntax, missing packages) and the notes on it:
+    a student whose function needs something listed here sees why it fails."""
+    lines = ["Not run from your file:"] + [f"  {s}" for s in grade.skipped_code] if grade.skipped_code else []
+    return lines + [f"Note: {n}" for n in grade.notes]
 
 
 def gradescope(grade: Grade) -> dict:
@@ -59,16 +71,15 @@ def gradescope(grade: Grade) -> dict:
             "score": o.points,
             "max_score": o.max_points,
             "status": "passed" if o.status == "passed" else "failed",
-            "output": feedback(o),
+            "output": feedback(o, grade.diagnosis),
             "visibility": o.visibility,
             "extra_data": {"check_id": o.id, "outcome": o.status},
         }
         for o in grade.outcomes
     ]
     lines = [f"{grade.submission}: {points(grade.score)}/{points(grade.max_score)} with rubric {grade.rubric}"]
-    if grade.skipped_code:
-        lines += ["Not run from your file (definitions only):"] + [f"  {s}" for s in grade.skipped_code]
-    lines += [f"Note: {n}" for n in grade.notes]
+    lines += [f"Likely mistake: {explain(d)}" for d in grade.diagnosis]
+    lines += left_out(grade)
     lines += ["Grading environment: " + "; ".join(grade.environment)]
     return {"score": grade.score, "max_score": grade.max_score, "output": "\n".join(lines), "tests": tests}
 

@@ -7,7 +7,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from grader.checks import CATALOGUE
 from grader.exercises import EXERCISES
@@ -70,6 +70,11 @@ class Rubric(_Strict):
     limits: Limits = Limits()
     policy: Policy = Policy()
     checks: dict[str, CheckSpec]
+    _origin: str = PrivateAttr(default="")  # the NAME|FILE it was loaded from, for commands that load it again
+
+    @property
+    def origin(self) -> str:
+        return self._origin or self.name
 
     @model_validator(mode="after")
     def _consistent(self):
@@ -141,13 +146,15 @@ def load(name_or_path: str) -> Rubric:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise RubricError(f"rubric {path}: not valid TOML: {e}") from None
     try:
-        return Rubric.model_validate(data)
+        rubric = Rubric.model_validate(data)
     except ValidationError as e:
         err = e.errors()[0]
         loc = ".".join(str(p) for p in err["loc"])
         msg = err["msg"].removeprefix("Value error, ")
         more = f" (and {len(e.errors()) - 1} more)" if len(e.errors()) > 1 else ""
         raise RubricError(f"rubric {path}: {loc + ': ' if loc else ''}{msg}{more}") from None
+    rubric._origin = name_or_path
+    return rubric
 
 
 def content_hash(rubric: Rubric) -> str:

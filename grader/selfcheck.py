@@ -1,38 +1,101 @@
-"""Check one submission before handing it in: verdict, counterexamples and hints."""
+"""Check one submission before handing it in: verdict, counterexamples, the likely mistake and hints.
+
+Exit status 0 when every visible check passes, 1 when one does not, 2 on bad input. Hidden checks are run and
+counted but show only their name and pass/fail.
+"""
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 
-from grader import loader
-from grader.rubric import RubricError, load
+from grader.replay import DEFAULT_RUBRIC
 
 
 def add_arguments(p) -> None:
     p.add_argument("path", help="your .py file, notebook or folder")
-    p.add_argument("--rubric", default="chapter5", help="bundled rubric name or TOML file (default: chapter5)")
+    p.add_argument("--rubric", default=DEFAULT_RUBRIC, help=f"bundled rubric name or TOML file (default: {DEFAULT_RUBRIC})")
+    p.add_argument("--feedback", metavar="DIR", help="also write feedback.md and feedback.html (with heatmaps) here")
 
 
-def run(args) -> int:
-    from grader import subject
-    from grader.grading import Grading
-    from grader.report import feedback, table
-
-    try:
-        rubric = load(args.rubric)
-    except RubricError as e:
-        print(f"attention-grader: {e}", file=sys.stderr)
-        return 2
-    from pathlib import Path
+def prepare(args):
+    """The rubric, or None after a one-line error when the path or the rubric is bad. Starts the fork server
+    before anything imports torch here, so that the two imports of torch run side by side."""
+    from grader import spawn
 
     if not Path(args.path).exists():
         print(f"attention-grader: {args.path}: no such file or folder", file=sys.stderr)
-        return 2
-    subject.warm_up()
-    grade = Grading(args.path, rubric).finish()
-    print(table(grade))
-    for o in grade.outcomes:
+        return None
+    spawn.warm_up()
+    from grader.rubric import RubricError, load
+
+    try:
+        return load(args.rubric)
+    except RubricError as e:
+        print(f"attention-grader: {e}", file=sys.stderr)
+        return None
+
+
+class Style:
+    """ANSI colour, only for a terminal and only without NO_COLOR (https://no-color.org)."""
+
+    def __init__(self, on: bool):
+        self.on = on
+
+    def __call__(self, text: str, code: str) -> str:
+        return f"\033[{code}m{text}\033[0m" if self.on else text
+
+    @classmethod
+    def for_stdout(cls) -> "Style":
+        return cls(sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
+
+
+MARK = {"passed": ("PASS", "32"), "failed": ("FAIL", "1;31"), "skipped": ("skip", "33")}
+
+
+def render(grade, style: Style) -> str:
+    """The whole report, about one screen: failed visible checks in full, everything else one line per kind."""
+    from grader.diagnose import explain
+    from grader.report import feedback, points
+
+    visible = [o for o in grade.outcomes if o.visibility == "visible"]
+    hidden = [o for o in grade.outcomes if o.visibility != "visible"]
+    passed = sum(o.status == "passed" for o in grade.outcomes)
+    ok = exit_status(grade) == 0
+    verdict = style("ready to hand in" if ok else "not yet", "1;32" if ok else "1;31")
+    lines = [f"{grade.submission}: {points(grade.score)}/{points(grade.max_score)}, {passed} of {len(grade.outcomes)} checks passed: {verdict}"]
+    lines += [style(f"Likely mistake: {explain(d)}", "1;33") for d in grade.diagnosis]
+    lines.append("")
+    for o in visible:  # no blank line between failures: six of them must still fit on one screen
         if o.status == "failed":
-            print(f"\n[{o.id}] {feedback(o)}")
-    failed = [o for o in grade.outcomes if o.status != "passed" and o.visibility == "visible"]
-    return 1 if failed else 0
+            lines += [f"{style('FAIL', '1;31')} {style(o.id, '1')} ({points(o.points)}/{points(o.max_points)}): {o.title}"]
+            lines += ["  " + line for line in feedback(o).splitlines()]
+    if lines[-1]:
+        lines.append("")
+    if hidden:
+        lines.append("hidden checks: " + ", ".join(f"{o.id} {style(*MARK.get(o.status, (o.status, '0')))}" for o in hidden))
+    for status, label in (("passed", "passed"), ("skipped", "skipped (a prerequisite did not pass)")):
+        ids = [o.id for o in visible if o.status == status]
+        if ids:
+            lines.append(f"{style(label, MARK[status][1])}: {', '.join(ids)}")
+    return "\n".join(lines)
+
+
+def exit_status(grade) -> int:
+    """0 when every visible check passed; hidden ones count for the score, not for the verdict a student sees."""
+    return 0 if all(o.status == "passed" for o in grade.outcomes if o.visibility == "visible") else 1
+
+
+def run(args) -> int:
+    rubric = prepare(args)
+    if rubric is None:
+        return 2
+    from grader import feedback
+    from grader.grading import Grading
+
+    grade = Grading(args.path, rubric).finish()
+    print(render(grade, Style.for_stdout()))
+    if args.feedback:
+        print(f"feedback: {feedback.write(grade, args.feedback)[1]}")
+    return exit_status(grade)

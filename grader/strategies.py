@@ -22,20 +22,22 @@ def _floats(dtype, scale: float, low: float | None = None):
 
 
 @st.composite
-def qkv(draw, t=(2, 6), h=(2, 6), b=(1, 2), lead=(1, 1), dtypes=(np.float32,), scale: float = 3.0):
-    """(q, k, v) of shape [B, (heads,) T, H]: lead=(1, 2) also draws a heads dim."""
+def qkv(draw, t=(2, 6), h=(2, 6), b=(1, 2), lead=(1, 1), heads=(1, 2), dtypes=(np.float32,), scale: float = 3.0):
+    """(q, k, v) of shape [B, (heads,) T, H]: lead=(1, 2) also draws a heads dim (of a size in `heads`)."""
     dtype = draw(st.sampled_from(dtypes))
     dims = draw(st.integers(*lead))
-    shape = (draw(st.integers(*b)),) + tuple(draw(st.integers(1, 2)) for _ in range(dims - 1))
+    shape = (draw(st.integers(*b)),) + tuple(draw(st.integers(*heads)) for _ in range(dims - 1))
     shape += (draw(st.integers(*t)), draw(st.integers(*h)))
     elements = _floats(dtype, scale)
     return tuple(torch.from_numpy(draw(arrays(dtype, shape, elements=elements))) for _ in range(3))
 
 
 @st.composite
-def negative_scores(draw, t=(2, 6), h=(2, 6)):
-    """float32 inputs whose every real score is strongly negative (about -7 to -70): a 0 fill wins there."""
-    shape = (draw(st.integers(1, 2)), draw(st.integers(*t)), draw(st.integers(*h)))
+def negative_scores(draw, t=(2, 6), h=(2, 6), lead: int = 1):
+    """float32 inputs whose every real score is strongly negative (about -7 to -70): a 0 fill wins there.
+    `lead` dims before [T, H]: the batch, then heads of size 1 or 2."""
+    shape = (draw(st.integers(1, 2)),) + tuple(draw(st.integers(1, 2)) for _ in range(lead - 1))
+    shape += (draw(st.integers(*t)), draw(st.integers(*h)))
     pos = _floats(np.float32, 1.5, 0.5)
     x, y = (torch.from_numpy(draw(arrays(np.float32, shape, elements=pos))) for _ in range(2))
     v = torch.from_numpy(draw(arrays(np.float32, shape, elements=_floats(np.float32, 3.0))))
@@ -58,3 +60,25 @@ def with_grad(draw, inputs):
     shape = q.shape[:-1] + v.shape[-1:]
     g = torch.from_numpy(draw(arrays(np.float64, shape, elements=_floats(np.float64, 1.0))))
     return (q, k, v), g.to(q.dtype)
+
+
+@st.composite
+def padding_masks(draw, b: int, t: int):
+    """[B, T] int64, 1 = real token, 0 = pad (the course text's LongTensor): a batch padded on the right or on
+    the left, each sequence to its own length (no padding and all padding included), or any pattern at all.
+    Shrinks towards fewer pads, so a failure ends at the smallest mask that still shows it."""
+    side = draw(st.sampled_from(["left", "right", "any"]))
+    if side == "any":
+        return torch.tensor([[int(not draw(st.booleans())) for _ in range(t)] for _ in range(b)])
+    rows = []
+    for _ in range(b):
+        pads = draw(st.integers(0, t))
+        rows.append([0] * pads + [1] * (t - pads) if side == "left" else [1] * (t - pads) + [0] * pads)
+    return torch.tensor(rows, dtype=torch.int64)
+
+
+@st.composite
+def with_padding(draw, inputs):
+    """Inputs [B, ..., T, H] and a padding mask [B, T] for them."""
+    x = draw(inputs)
+    return x, draw(padding_masks(x[0].shape[0], x[0].shape[-2]))

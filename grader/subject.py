@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import torch
 
 from grader import spawn, walls_host, wire
-from grader.loader import Source
+from grader.loader import Source, place
 
 _FLOATS = {"float16", "bfloat16", "float32", "float64"}
 
@@ -50,10 +50,7 @@ class Limits:
     max_processes: int = 64
 
 
-def _context():
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["grader.worker"])
-    return ctx
+_context = spawn.context
 
 
 class _Popen(popen_forkserver.Popen):
@@ -83,10 +80,7 @@ class _WorkerProcess(context.ForkServerProcess):
         return _Popen(process_obj)
 
 
-def warm_up() -> None:
-    """Start the fork server now, so its `import torch` overlaps the grader's own."""
-    _context()
-    multiprocessing.forkserver.ensure_running()
+warm_up = spawn.warm_up  # cheaper from grader.spawn, before this module's own import of torch
 
 
 def _exit_reason(code: int | None) -> str:
@@ -98,7 +92,14 @@ def _exit_reason(code: int | None) -> str:
         if sig == signal.SIGXCPU:
             return f"was killed by {name}: CPU time limit exceeded"
         return f"was killed by {name}"
-    return f"exited with status {code} (sys.exit or os._exit in the submission?)"
+    return f"exited with status {code} (os._exit or sys.exit in the submission?)"
+
+
+_live: set[int] = set()  # this process's running workers; any other child of the fork server is an orphan
+
+
+def _server_pid() -> int | None:
+    return getattr(multiprocessing.forkserver._forkserver, "_forkserver_pid", None)  # no public accessor
 
 
 @dataclass
@@ -113,6 +114,7 @@ class Subject:
     _sock: socket.socket | None = None
     _dir: str | None = None
     _slot: int | None = None
+    output_overflowed: bool = False  # the submission printed more than limits.output_kb
 
     # -- lifecycle -------------------------------------------------------------------------------------------
     def _start(self) -> None:
@@ -126,12 +128,13 @@ class Subject:
             "cpu_seconds": int(self.limits.total_timeout) + 5,
             "output_kb": self.limits.output_kb,
             "max_processes": self.limits.max_processes,
-            "uid": self._slot,
+            **walls_host.worker_walls(self._slot),
         }
         ours, theirs = socket.socketpair()
         _context()
         self._proc = _WorkerProcess(target=spawn.run, args=(theirs, out_path, limits), daemon=True)
         self._proc.start()
+        _live.add(self._proc.pid)
         theirs.close()
         self._sock = ours
         header = {
@@ -144,9 +147,14 @@ class Subject:
         }
         reply = self._roundtrip(header, b"", self.limits.load_timeout, "loading the file")
         if not reply[0].get("ok"):
-            msg = reply[0].get("error", "unknown error")
+            kind = reply[0].get("kind")
+            msg = self._explain(kind, str(reply[0].get("error", "unknown error"))[:500])
             self.close()
-            raise StudentError(f"running the file failed: {msg}", self._where(reply[0]), "load")
+            if kind == "sandbox":
+                raise StudentError(msg, "", "load")
+            where = self._where(reply[0])
+            raise StudentError(f"{'exited during import' if kind == 'exit' else 'running the file failed'}: {msg}"
+                               + (f"\n    at {where}" if where else ""), where, "load")
 
     def _copy_folder(self) -> str | None:
         """A folder submission's Python files, copied into the worker's own folder (readable by its uid, and
@@ -165,7 +173,8 @@ class Subject:
 
     def close(self) -> None:
         if self._proc is not None:
-            walls_host.kill(self._proc.pid, self._slot)
+            _live.discard(self._proc.pid)
+            walls_host.kill(self._proc.pid, self._slot, _server_pid(), frozenset(_live))
             self._proc.join(5)
             self._proc = None
         if self._sock is not None:
@@ -173,6 +182,10 @@ class Subject:
             self._sock = None
         if self._dir is not None:
             self._output = self.output()
+            try:
+                self.output_overflowed |= os.path.getsize(os.path.join(self._dir, "output.txt")) >= self.limits.output_kb * 1024
+            except OSError:
+                pass
             walls_host.release(self._slot)
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
@@ -198,15 +211,16 @@ class Subject:
             wire.send(self._sock, header, payload)
             reply, data = wire.recv(self._sock, start + budget)
         except wire.Deadline:
+            self._proc.join(0)
+            if self._proc.exitcode is not None:  # it died, but a child of it still holds the socket open
+                self._died(header, what)
             self.close()
             if budget < timeout:
                 raise WorkerLost(f"the submission used up its total time limit of {self.limits.total_timeout:g} s") from None
             raise WorkerLost(f"timed out after {timeout:g} s while {what}") from None
         except (EOFError, OSError):
             self._proc.join(2)
-            reason = _exit_reason(self._proc.exitcode)
-            self.close()
-            raise WorkerLost(f"the worker {reason} while {what}") from None
+            self._died(header, what)
         except wire.WireError as e:
             self.close()
             raise WorkerLost(f"the worker broke the protocol while {what}: {e}") from None
@@ -217,8 +231,15 @@ class Subject:
             self.blocked.update(str(b)[:100] for b in blocked[:5])
         return reply, data
 
+    def _died(self, header: dict, what: str):
+        reason = _exit_reason(self._proc.exitcode)
+        self.close()
+        during = "during import" if header.get("op") == "load" else f"while {what}"
+        raise WorkerLost(f"the worker {reason} {during}") from None
+
     def _where(self, reply: dict) -> str:
-        """'line 12 in attention: scores = ...' for the innermost frame of the submission that raised."""
+        """'line 12 in attention: scores = ...' (in a notebook 'cell 3, line 2 in ...') for the innermost frame of
+        the submission that raised."""
         frames = reply.get("where")
         if not (isinstance(frames, list) and frames and isinstance(frames[-1], list) and len(frames[-1]) == 2):
             return ""
@@ -226,7 +247,7 @@ class Subject:
         lines = self.source.code.splitlines()
         if type(line) is not int or not 1 <= line <= len(lines):
             return ""
-        return f"line {line} in {str(name)[:60]}: {lines[line - 1].strip()[:120]}"
+        return f"{place(self.source, line)} in {str(name)[:60]}: {lines[line - 1].strip()[:120]}"
 
     def _request(self, op: str, tensors: list[torch.Tensor], npos: int, kw: dict, expect, **extra) -> tuple[dict, bytes]:
         self.load()
@@ -238,11 +259,22 @@ class Subject:
         reply, data = self._roundtrip(header, payload, self.limits.call_timeout, "calling your function")
         if not reply.get("ok"):
             kind = reply.get("kind", "exception")
-            msg = str(reply.get("error", "unknown error"))[:500]
-            if kind == "memory":
-                msg = f"memory limit exceeded ({self.limits.memory_mb} MiB): {msg}"
+            msg = self._explain(kind, str(reply.get("error", "unknown error"))[:500])
+            if kind == "memory":  # like a timeout: stop the check now, a retry (hypothesis shrinking) costs as much
+                self.close()
+                raise WorkerLost(msg)
             raise StudentError(msg, self._where(reply), kind)
         return reply, data
+
+    def _explain(self, kind: object, msg: str) -> str:
+        """The worker's error in words a teacher understands, by the kind the worker named."""
+        if kind == "memory":
+            return f"memory limit exceeded ({self.limits.memory_mb} MiB): {msg}"
+        if kind == "output":
+            return f"output too large (more than {self.limits.output_kb} KiB printed or written): {msg}"
+        if kind == "exit":
+            return f"SystemExit ({msg} was called)"
+        return msg
 
     def call(self, q, k, v, *, expect, return_inputs: bool = False, **kw):
         """(out, weights) and, on request, the inputs as the function left them; validated CPU tensors."""

@@ -7,6 +7,7 @@ frames; it never decides a verdict. Whatever it says is checked again by the gra
 
 from __future__ import annotations
 
+import errno
 import importlib.abc
 import os
 import signal
@@ -91,13 +92,45 @@ class _QuietStream:
         return False
 
 
+class _Broken(Exception):
+    """A wall failed to go up: this worker runs no student code."""
+
+
 def _student_frames(exc: BaseException, filename: str) -> list:
     """[line, function] of the submission's own frames, innermost last; the grader adds the source text."""
-    return [[f.lineno, f.name] for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename][-3:]
+    try:
+        return [[f.lineno, f.name] for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename][-3:]
+    except BaseException:  # a traceback through hostile objects
+        return []
+
+
+def _kind(exc: BaseException) -> str:
+    """How the grader words the failure: exit, memory, output or a plain exception."""
+    try:
+        if isinstance(exc, SystemExit):
+            return "exit"
+        if isinstance(exc, MemoryError) or (isinstance(exc, RuntimeError) and "can't allocate memory" in _text(exc)):
+            return "memory"
+        if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
+            return "output"
+    except BaseException:  # a student's exception subclass whose attributes raise
+        pass
+    return "exception"
+
+
+def _text(exc: BaseException) -> str:
+    """str(exc), even when the exception's own __str__ raises or is not a str (student objects can do both)."""
+    try:
+        text = exc.code if isinstance(exc, SystemExit) else str(exc)
+        return text if isinstance(text, str) else repr(text)
+    except BaseException:
+        return ""
 
 
 def _describe(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
+    if isinstance(exc, SystemExit):
+        return f"sys.exit({_text(exc)[:100]})"
+    text = _text(exc).strip().splitlines()
     first = text[0][:300] if text else ""
     return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
@@ -191,11 +224,17 @@ def _call(fn, req: dict, payload: bytes) -> tuple[dict, bytes]:
 
 def main(sock, out_path: str, limits: dict) -> None:
     """Entry point of a forked worker: set up the walls, then serve frames until the socket closes."""
-    walls.enter(out_path, limits)
-    out_fd = os.open(out_path, os.O_WRONLY | os.O_APPEND)
+    out_fd = os.open(out_path, os.O_WRONLY | os.O_APPEND)  # before the walls: the private view hides the file
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     os.dup2(out_fd, 1)
     os.dup2(out_fd, 2)
-    sys.stdout = sys.stderr = _QuietStream(out_fd)
+    walls.close_fds({0, 1, 2, sock.fileno()})
+    try:
+        walls.enter(out_path, limits)
+        broken = ""
+    except OSError as e:  # never run student code with a wall missing that the report says is up
+        broken = f"the grader could not set up its sandbox ({e}); this is not your fault, tell your teacher"
+    sys.stdout = sys.stderr = _QuietStream(1)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     _seal()
     fn = None
@@ -206,6 +245,8 @@ def main(sock, out_path: str, limits: dict) -> None:
         except (EOFError, OSError, wire.WireError):
             os._exit(0)
         try:
+            if broken:
+                raise _Broken(broken)
             if req["op"] == "load":
                 filename = req["filename"]
                 fn = _load(req)
@@ -214,11 +255,10 @@ def main(sock, out_path: str, limits: dict) -> None:
                 reply, data = _call(fn, req, payload)
         except BadOutput as e:
             reply, data = {"ok": False, "kind": "bad_output", "error": str(e)}, b""
-        except MemoryError:
-            reply, data = {"ok": False, "kind": "memory", "error": "MemoryError"}, b""
+        except _Broken as e:
+            reply, data = {"ok": False, "kind": "sandbox", "error": str(e)}, b""
         except BaseException as e:  # student code may raise anything, SystemExit and KeyboardInterrupt included
-            kind = "memory" if "can't allocate memory" in str(e) else "exception"
-            reply = {"ok": False, "kind": kind, "error": _describe(e), "where": _student_frames(e, filename)}
+            reply = {"ok": False, "kind": _kind(e), "error": _describe(e), "where": _student_frames(e, filename)}
             data = b""
         reply["blocked"] = _Blocker.attempts[:5]
         try:

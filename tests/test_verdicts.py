@@ -10,6 +10,7 @@ SCALE = {"sqrt_scaling", "reference_match"}
 # file -> (checks that must fail, words the feedback of those failures must contain)
 EXPECTED = {
     "bug_zero_fill.py": (MASK, ["-inf", "0"]),
+    "bug_notebook_zero_fill.ipynb": (MASK, ["-inf", "0"]),  # the same bug among experiment cells
     "bug_no_mask.py": (MASK, ["mask"]),
     "bug_mask_off_by_one.py": (MASK, ["off by one"]),
     "bug_triu.py": (MASK | {"causal_flag_off"}, ["wrong triangle"]),

@@ -1,0 +1,85 @@
+"""Run one check again: its counterexample, the exact input tensors, and your weights beside the reference's.
+
+Grading is deterministic (hypothesis runs derandomized), so the same file meets exactly the same case again; once
+the check passes, the command says so and exits 0.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+DEFAULT_RUBRIC = "chapter5"
+
+
+def command(path: str | Path, rubric: str, check_id: str) -> str:
+    """The one-line command that replays `check_id` on `path`."""
+    cmd = f"attention-grader replay {shlex.quote(str(path))} --check {check_id}"
+    return cmd if rubric == DEFAULT_RUBRIC else f"{cmd} --rubric {shlex.quote(rubric)}"
+
+
+def add_arguments(p) -> None:
+    p.add_argument("path", help="your .py file, notebook or folder")
+    p.add_argument("--check", required=True, metavar="ID", help="the check to run again (as `check` names it)")
+    p.add_argument("--rubric", default=DEFAULT_RUBRIC, help=f"bundled rubric name or TOML file (default: {DEFAULT_RUBRIC})")
+
+
+def literal(t) -> str:
+    """Python source that rebuilds tensor `t` exactly (shortest round-trip digits for its dtype)."""
+    import numpy as np
+
+    a = t.detach().numpy()
+
+    def nested(x) -> str:
+        if isinstance(x, np.ndarray):
+            return "[" + ", ".join(nested(y) for y in x) + "]"
+        return str(x) if np.isfinite(x) else f"float('{x}')"
+
+    dtype = "" if t.dtype.is_floating_point and str(t.dtype) == "torch.float32" else f", dtype={t.dtype}"
+    return f"torch.tensor({nested(a)}{dtype})"
+
+
+def inputs(case, entry: str) -> list[str]:
+    """Lines that rebuild the case's inputs, and the call, in plain PyTorch."""
+    kw = "".join(f", {n}={literal(x) if hasattr(x, 'numpy') else repr(x)}" for n, x in case.kw.items())
+    return [f"q = {literal(case.q)}", f"k = {literal(case.k)}", f"v = {literal(case.v)}", f"result = {entry}(q, k, v{kw})"]
+
+
+def matrix(w) -> str:
+    """A [T, T] slice of weights as aligned rows, nan and inf included."""
+    return "\n".join(" ".join(f"{x:8.4f}" for x in row) for row in w.tolist())
+
+
+def run(args) -> int:
+    from grader import selfcheck
+
+    rubric = selfcheck.prepare(args)
+    if rubric is None:
+        return 2
+    from grader import feedback
+    from grader.grading import Grading
+
+    spec = rubric.checks.get(args.check)
+    if spec is None or spec.visibility != "visible":
+        known = ", ".join(c for c, s in rubric.checks.items() if s.visibility == "visible")
+        print(f"attention-grader: {args.check!r} is not a visible check of rubric {rubric.name} ({known})", file=sys.stderr)
+        return 2
+    grading = Grading(args.path, rubric)
+    try:
+        o = grading.outcome(args.check)
+    finally:
+        grading.close()
+    if o.status == "passed":
+        print(f"PASS {o.id}: {o.title}")
+        return 0
+    print(f"{o.status.upper()} {o.id}: {o.title}\n{o.message}")
+    case = o.case
+    if case is not None:
+        print("\nThe inputs (paste them into Python to try your function yourself):")
+        print("\n".join(["import torch"] + inputs(case, grading.subject.entry)))
+        if case.weights is not None and case.expected is not None:
+            where = feedback.worst(case)
+            name = f"weights[{', '.join(map(str, where + (':', ':')))}]"
+            print(f"\nyour {name}:\n{matrix(case.weights[where])}\nthe reference's {name}:\n{matrix(case.expected[where])}")
+    return 1
