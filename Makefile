@@ -14,12 +14,14 @@ $(STAMP): pyproject.toml
 
 grade: $(STAMP)
 	$(VENV)/bin/attention-grader grade submissions/chapter5 --rubric chapter5 --out grades/chapter5
+	$(VENV)/bin/attention-grader grade submissions/masked_self_attention --rubric masked_self_attention --out grades/masked_self_attention
 
 test: $(STAMP)
 	$(VENV)/bin/pytest -q
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_check.py
+	$(PY) benchmarks/bench_batch.py
 
 clean:
 	rm -rf $(VENV) grades *.egg-info

@@ -212,7 +212,8 @@ class Progress:
         eta = int((self.total - self.done) / rate)
         line = f"graded {self.done}/{self.total}  {rate:.2f}/s  ETA {eta // 60}:{eta % 60:02d}"
         if self.tty:
-            self.stream.write(f"\r{line}   " + ("\n" if self.done == self.total else ""))
+            bar = "#" * (20 * self.done // self.total)
+            self.stream.write(f"\r[{bar:<20}] {line}   " + ("\n" if self.done == self.total else ""))
         elif self.done == self.total or now - self.last >= 30 or self.done % max(1, self.total // 10) == 0:
             self.stream.write(line + "\n")
             self.last = now

@@ -53,7 +53,7 @@ def heatmap(o: Outcome) -> bytes:
     where = worst(case)
     t = case.weights.shape[-1]
     causal = case.kw.get("causal", True)
-    fig, axes = plt.subplots(1, 2, figsize=(max(6.5, 3 + 1.6 * t), 2 + 0.7 * t), dpi=100, constrained_layout=True)
+    fig, axes = plt.subplots(1, 2, figsize=(max(6.5, 3 + 1.6 * t), 2.5 + 0.7 * t), dpi=100, constrained_layout=True)
     cmap = matplotlib.colormaps["Blues"].with_extremes(bad="lightgrey")
     for ax, w, title in zip(axes, (case.weights, case.expected), ("your weights", "reference weights")):
         w = w[where].double()
@@ -72,8 +72,10 @@ def heatmap(o: Outcome) -> bytes:
         ax.set_yticks(range(t))
     fig.colorbar(image, ax=list(axes), shrink=0.8)
     index = f"[{', '.join(map(str, where))}]" if where else ""
-    future = "; hatched: the future (j > i), which must get 0" if causal else "; causal=False"
-    fig.suptitle(f"{o.id}: weights{index}, T={t}{future}", fontsize=10)
+    shown = [f"{n}={x[where[0]].tolist() if where and x.dim() else x.tolist()}" if hasattr(x, "tolist") else f"{n}={x!r}"
+             for n, x in case.kw.items()]  # causal=False, or this batch element's padding_mask
+    future = "\nhatched: the future (j > i), which must get weight 0" if causal else ""
+    fig.suptitle(f"{o.id}: weights{index}, T={t}{''.join(', ' + s for s in shown)}{future}", fontsize=10)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", metadata={"Software": None})  # no version stamp: same grade, same bytes
     plt.close(fig)

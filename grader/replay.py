@@ -36,7 +36,7 @@ def literal(t) -> str:
             return "[" + ", ".join(nested(y) for y in x) + "]"
         return str(x) if np.isfinite(x) else f"float('{x}')"
 
-    dtype = "" if t.dtype.is_floating_point and str(t.dtype) == "torch.float32" else f", dtype={t.dtype}"
+    dtype = "" if str(t.dtype) == "torch.float32" else f", dtype={t.dtype}"  # torch.tensor's default for floats
     return f"torch.tensor({nested(a)}{dtype})"
 
 

@@ -200,3 +200,14 @@ def test_the_command_line_imports_no_torch_before_the_fork_server_starts():
     """`check` starts the fork server first, so that its import of torch and this process's run side by side."""
     code = "import sys, grader.cli, grader.selfcheck; assert 'torch' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_feedback_files_are_deterministic_and_picture_only_a_failure(grade_of, tmp_path):
+    from grader import feedback
+
+    grade = grade_of(CH5 / "bug_triu.py")
+    first, again = feedback.write(grade, tmp_path / "a"), feedback.write(grade, tmp_path / "b")
+    assert [p.name for p in first] == ["feedback.md", "feedback.html", "heatmap.png"]
+    assert [p.read_bytes() for p in first] == [p.read_bytes() for p in again]
+    written = feedback.write(grade_of(CH5 / "correct_basic.py"), tmp_path / "a")  # same folder, now nothing failed
+    assert not (tmp_path / "a" / "heatmap.png").exists() and "data:image/png" not in written[1].read_text()
