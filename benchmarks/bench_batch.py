@@ -128,6 +128,7 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=60, help="submissions in the folder (default 60)")
     ap.add_argument("--workers", type=int, help="grader processes (default: the batch command's, the CPU count)")
     args = ap.parse_args()
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="bench-batch-") as tmp:
         folder, out = Path(tmp) / "class", Path(tmp) / "grades"
         folder.mkdir()
@@ -139,14 +140,17 @@ def main() -> int:
     imp = statistics.median([imp, imp_after])  # other load on the machine moves both
     per = wall / n
     workers = args.workers or os.cpu_count()
-    print(f"{n} submissions, {workers} grader processes, {os.cpu_count()} CPUs")
+    print(f"{n} submissions, {workers} grader processes, {os.cpu_count()} CPUs; "
+          f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after (other users' processes share the CPUs)")
     print(f"python -c 'import torch':       {imp:.2f} s (median of 6 runs around the batch)")
     print(f"batch wall time:                 {wall:.1f} s = {per:.2f} s per submission = {per / imp:.2f} x torch import"
           f"  (target <= 0.5) {'OK' if per / imp <= 0.5 else 'OVER'}")
     print(f"peak memory of the process tree: PSS {mem.pss / GiB:.2f} GiB (target <= 1.5) "
           f"{'OK' if mem.pss <= 1.5 * GiB else 'OVER'}; RSS summed over processes {mem.rss / GiB:.2f} GiB; "
           f"up to {mem.procs} processes")
-    print(f"CPU time of the process tree:    {mem.cpu:.1f} s = {mem.cpu / n:.2f} s per submission")
+    print(f"CPU time of the process tree:    {mem.cpu:.1f} s = {mem.cpu / n:.2f} s per submission; with the CPUs to "
+          f"itself: ~{mem.cpu / min(workers, os.cpu_count()) / n:.2f} s per submission = "
+          f"{mem.cpu / min(workers, os.cpu_count()) / n / imp:.2f} x torch import")
     print(f"unchanged re-run:                {again:.1f} s")
     return 0
 

@@ -1,7 +1,7 @@
 """How long a student waits: `attention-grader check` and `pytest --submission` on a correct file, against a bare
 `python -c "import torch"` measured in the same run (the runs interleave, so they share the machine's load).
 
-    python benchmarks/bench_check.py [--repeat 5] [--submission FILE]
+    python benchmarks/bench_check.py [--repeat 7] [--submission FILE]
 
 Prints the median of each and the ratios; the target for `check` is at most 2.5 times `import torch`.
 """
@@ -31,7 +31,7 @@ def seconds(argv: list[str]) -> float:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--repeat", type=int, default=7)
     p.add_argument("--submission", default=str(ROOT / "submissions" / "chapter5" / "correct_basic.py"))
     args = p.parse_args()
     commands = {

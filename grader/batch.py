@@ -77,6 +77,9 @@ def run(args) -> int:
         print(f"attention-grader: {out / gradebook.DB_NAME}: not a usable gradebook ({e}); move it away to start afresh",
               file=sys.stderr)
         return 2
+    except OSError as e:
+        print(f"attention-grader: {e.filename or out}: {e.strerror}", file=sys.stderr)
+        return 2
     key = gradebook.grader_hash(rubric)
     hashes = {name: gradebook.submission_hash(path) for name, path in subs.items()}
     todo = [n for n in subs if args.force or not store.current(n, hashes[n], key) or not (out / n / "feedback.md").exists()]

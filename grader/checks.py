@@ -16,7 +16,6 @@ import hypothesis
 import numpy as np
 import torch
 from hypothesis import HealthCheck, Phase, assume, given
-from hypothesis import strategies as st
 
 from grader import strategies as S
 from grader.subject import StudentError, Subject, WorkerLost

@@ -117,13 +117,14 @@ def problems(grade: Grade) -> str:
     return "; ".join(f"{o.id}: {o.message.splitlines()[0]}" for o in lost)
 
 
-# The messages of subject.WorkerLost and of a grader error (grading.Grading._run): not the student's verdict.
-_LOST = ("timed out after", "used up its total time limit", "the worker ", "grader error while checking")
+# How the messages of subject.WorkerLost and of a grader error (grading.Grading._run) begin: not a verdict on the
+# student's function but a submission that could not be graded in full.
+_LOST = ("timed out after", "the submission used up its total time limit", "the worker ", "memory limit exceeded",
+         "grader error while checking")
 
 
 def _lost(message: str) -> bool:
-    first = message.splitlines()[0] if message else ""
-    return any(m in first for m in _LOST)
+    return message.startswith(_LOST)
 
 
 def csv_text(grades: list[Grade], check_ids: list[str]) -> str:
@@ -145,7 +146,8 @@ def junit_xml(grade: Grade) -> str:
     for key, value in (("rubric", grade.rubric), ("score", report.points(grade.score)), ("max_score", report.points(grade.max_score))):
         ET.SubElement(props, "property", name=key, value=value)
     for o in grade.outcomes:
-        case = ET.SubElement(suite, "testcase", classname=f"{grade.rubric}.{grade.submission}", name=o.id)
+        # CI tools read the classname's dots as packages: "chapter5.alice_py", not a class "py" in "chapter5.alice"
+        case = ET.SubElement(suite, "testcase", classname=f"{grade.rubric}.{grade.submission.replace('.', '_')}", name=o.id)
         text = report.feedback(o, grade.diagnosis)
         if o.status == "failed":
             ET.SubElement(case, "failure", message=text.splitlines()[0] if text else "failed").text = text

@@ -30,3 +30,24 @@ def grade_of():
 
 def failed(grade) -> set[str]:
     return {o.id for o in grade.outcomes if o.status == "failed"}
+
+
+def assert_full_marks(grade) -> None:
+    assert failed(grade) == set(), [o.message for o in grade.outcomes if o.status == "failed"]
+    assert grade.score == grade.max_score == 100
+
+
+def assert_fails_exactly(grade, must_fail: set[str], words: list[str]) -> None:
+    """A planted bug fails exactly these checks, and their feedback names the cause in these words."""
+    assert failed(grade) == must_fail
+    text = " ".join(f"{o.message} {o.misconception} {o.hint}" for o in grade.outcomes if o.status == "failed").lower()
+    for word in words:
+        assert word.lower() in text, f"{grade.submission}: feedback does not mention {word!r}"
+    assert grade.score < grade.max_score
+
+
+def assert_every_check_can_fail(expected: dict, rubric_name: str) -> None:
+    from grader.rubric import load
+
+    caught = set().union(*(must for must, _ in expected.values()))
+    assert {cid for cid in load(rubric_name).checks if cid != "loads"} <= caught

@@ -211,3 +211,23 @@ def test_feedback_files_are_deterministic_and_picture_only_a_failure(grade_of, t
     assert [p.read_bytes() for p in first] == [p.read_bytes() for p in again]
     written = feedback.write(grade_of(CH5 / "correct_basic.py"), tmp_path / "a")  # same folder, now nothing failed
     assert not (tmp_path / "a" / "heatmap.png").exists() and "data:image/png" not in written[1].read_text()
+
+
+def test_the_cases_met_do_not_depend_on_which_modules_are_loaded(tmp_path):
+    """Hypothesis mixes the literals of loaded local modules into the values it draws unless checks.py pins that
+    pool; `check` loads more modules than the pytest plugin, and both must meet the same cases (without the pin,
+    bug_fixed_T8 passed reference_match under `check` only)."""
+    (tmp_path / "more_constants.py").write_text("VALUES = [0.37, 2.5, 7.0, 8.0, 9.0, 11.5, -3.25, 1e-3]\n")
+    script = (
+        "import sys\nfrom grader import spawn, subject\nspawn.warm_up()\n{extra}"
+        "from grader.grading import Grading\nfrom grader.rubric import load\nseen, call = [], subject.Subject.call\n"
+        "subject.Subject.call = lambda self, q, k, v, **kw: seen.append(q.tolist()) or call(self, q, k, v, **kw)\n"
+        "g = Grading(sys.argv[1], load('chapter5'))\ng.outcome('reference_match')\ng.close()\nprint(seen)\n"
+    )
+    extras = ("", f"sys.path.insert(0, {str(tmp_path)!r})\nimport more_constants, grader.feedback, grader.selfcheck\n")
+    runs = [
+        subprocess.run([sys.executable, "-c", script.format(extra=extra), str(CH5 / "correct_basic.py")],
+                       capture_output=True, text=True, timeout=300, check=True).stdout
+        for extra in extras
+    ]
+    assert runs[0] == runs[1] and len(runs[0]) > 1000
