@@ -15,6 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+from grader import loader
+
 SKIP = ("README", "readme")  # notes beside the submissions, not submissions
 
 
@@ -36,6 +38,7 @@ def add_arguments(p) -> None:
     p.add_argument("--out", default="grades", help="output folder, also the resumable gradebook (default: grades)")
     p.add_argument("--workers", type=_workers, default=os.cpu_count() or 1,
                    help="grader processes working at once (default: the number of CPUs)")
+    loader.add_options(p)
     p.add_argument("--force", action="store_true", help="grade every submission again, even unchanged ones")
 
 
@@ -80,7 +83,7 @@ def run(args) -> int:
     except OSError as e:
         print(f"attention-grader: {e.filename or out}: {e.strerror}", file=sys.stderr)
         return 2
-    key = gradebook.grader_hash(rubric)
+    key = gradebook.grader_hash(rubric, loader.options(args))
     hashes = {name: gradebook.submission_hash(path) for name, path in subs.items()}
     todo = [n for n in subs if args.force or not store.current(n, hashes[n], key) or not (out / n / "feedback.md").exists()]
     print(f"{len(subs)} submissions: {len(todo)} to grade, {len(subs) - len(todo)} unchanged since the last run",
@@ -88,8 +91,8 @@ def run(args) -> int:
     errors: dict[str, str] = {}
     if todo:
         try:
-            errors = _grade_all([(n, subs[n], hashes[n]) for n in todo], rubric, out, min(args.workers, len(todo)),
-                                lambda name, h, grade: store.put(name, h, key, grade))
+            errors = _grade_all([(n, subs[n], hashes[n]) for n in todo], rubric, loader.options(args), out,
+                                min(args.workers, len(todo)), lambda name, h, grade: store.put(name, h, key, grade))
         except KeyboardInterrupt:
             left = sum(not store.current(n, hashes[n], key) for n in subs)
             print(f"\nattention-grader: interrupted; {len(subs) - left} of {len(subs)} graded and saved in {out}."
@@ -124,7 +127,7 @@ def _finish(out: Path, grades, check_ids: list[str]) -> None:
 
 
 # -- the pool ------------------------------------------------------------------------------------------------
-def _grade_all(todo: list[tuple[str, Path, str]], rubric, out: Path, workers: int, save) -> dict[str, str]:
+def _grade_all(todo: list[tuple[str, Path, str]], rubric, loading: dict, out: Path, workers: int, save) -> dict[str, str]:
     """Grade in `workers` grader processes; `save(name, hash, grade dict)` each grade as it arrives.
 
     Grader processes are spawned fresh (not forked from this one), import torch once each, and start their own
@@ -141,7 +144,7 @@ def _grade_all(todo: list[tuple[str, Path, str]], rubric, out: Path, workers: in
     progress = Progress(len(todo), workers)
     errors = {}
     try:
-        futures = {pool.submit(_grade, str(path), str(out / name)): (name, h) for name, path, h in todo}
+        futures = {pool.submit(_grade, str(path), str(out / name), loading): (name, h) for name, path, h in todo}
         for future in as_completed(futures):
             name, h = futures[future]
             try:
@@ -188,11 +191,11 @@ def _start_grader(rubric_json: str, origin: str, parent: int) -> None:
     import grader.grading  # noqa: F401 - its imports (hypothesis, the reference) overlap the fork server's start
 
 
-def _grade(path: str, folder: str) -> str:
+def _grade(path: str, folder: str, loading: dict) -> str:
     from grader import feedback
     from grader.grading import Grading
 
-    grade = Grading(path, _rubric).finish()
+    grade = Grading(path, _rubric, **loading).finish()
     feedback.write(grade, folder)
     return json.dumps(grade.as_dict())
 

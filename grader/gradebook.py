@@ -50,9 +50,10 @@ def submission_hash(path: Path) -> str:
     return h.hexdigest()[:32]
 
 
-def grader_hash(rubric) -> str:
-    """The rubric (its content and the name it was given by: the replay commands in the feedback name it) and the
-    grader's version. Not the grader's source: a local edit of a check needs --force to apply to graded work."""
+def grader_hash(rubric, loading: dict) -> str:
+    """The rubric (its content and the name it was given by: the replay commands in the feedback name it), how code
+    is read (--defs-only, --notebook-mode) and the grader's version. Not the grader's source: a local edit of a
+    check needs --force to apply to graded work."""
     from importlib.metadata import PackageNotFoundError, version
 
     from grader.rubric import content_hash
@@ -61,7 +62,8 @@ def grader_hash(rubric) -> str:
         release = version("attention-grader")
     except PackageNotFoundError:  # run from a source tree that was never installed
         release = "source"
-    return hashlib.sha256(f"{content_hash(rubric)} {rubric.origin} {release}\n".encode()).hexdigest()[:32]
+    how = json.dumps(loading, sort_keys=True)
+    return hashlib.sha256(f"{content_hash(rubric)} {rubric.origin} {how} {release}\n".encode()).hexdigest()[:32]
 
 
 # -- the store -----------------------------------------------------------------------------------------------

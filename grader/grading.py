@@ -117,7 +117,7 @@ class Grading:
             visibility=spec.visibility,
             hint=spec.hint or (entry.hint if entry else ""),
             misconception=entry.misconception if entry else "",
-            replay=replay.command(self.path, self.rubric.origin, cid) if entry and status == "failed" and spec.visibility == "visible" else "",
+            replay=replay.command(self.path, self.rubric.origin, cid, self.defs_only, self.notebook_mode) if entry and status == "failed" and spec.visibility == "visible" else "",
             case=self.cases.get(cid),
         )
 

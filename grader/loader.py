@@ -40,6 +40,19 @@ def place(source: Source, line: int, *, cell_only: bool = False) -> str:
     return f"line {line}"
 
 
+def add_options(p) -> None:
+    """The command-line options that change how a submission's code is read (plugin, check, grade, replay)."""
+    p.add_argument("--defs-only", action="store_true",
+                   help="for a .py file: run only imports, definitions and the values they use, not its top-level code")
+    p.add_argument("--notebook-mode", choices=["defs", "full"], default="defs",
+                   help="notebooks: definitions only (default), or every cell in order")
+
+
+def options(args) -> dict:
+    """`Grading` keyword arguments from the options `add_options` declared."""
+    return {"defs_only": args.defs_only, "notebook_mode": args.notebook_mode}
+
+
 def _candidates(folder: Path) -> list[Path]:
     files = [p for p in sorted(folder.rglob("*")) if p.suffix in (".py", ".ipynb") and p.is_file()]
     return [p for p in files if not any(part.startswith((".", "__")) for part in p.relative_to(folder).parts)]

@@ -10,17 +10,21 @@ import shlex
 import sys
 from pathlib import Path
 
+from grader import loader
+
 DEFAULT_RUBRIC = "chapter5"
 
 
-def command(path: str | Path, rubric: str, check_id: str) -> str:
-    """The one-line command that replays `check_id` on `path`."""
+def command(path: str | Path, rubric: str, check_id: str, defs_only: bool = False, notebook_mode: str = "defs") -> str:
+    """The one-line command that replays `check_id` on `path`, with the options that read its code the same way."""
     cmd = f"attention-grader replay {shlex.quote(str(path))} --check {check_id}"
+    cmd += " --defs-only" * defs_only + (f" --notebook-mode {notebook_mode}" if notebook_mode != "defs" else "")
     return cmd if rubric == DEFAULT_RUBRIC else f"{cmd} --rubric {shlex.quote(rubric)}"
 
 
 def add_arguments(p) -> None:
     p.add_argument("path", help="your .py file, notebook or folder")
+    loader.add_options(p)
     p.add_argument("--check", required=True, metavar="ID", help="the check to run again (as `check` names it)")
     p.add_argument("--rubric", default=DEFAULT_RUBRIC, help=f"bundled rubric name or TOML file (default: {DEFAULT_RUBRIC})")
 
@@ -65,7 +69,7 @@ def run(args) -> int:
         known = ", ".join(c for c, s in rubric.checks.items() if s.visibility == "visible")
         print(f"attention-grader: {args.check!r} is not a visible check of rubric {rubric.name} ({known})", file=sys.stderr)
         return 2
-    grading = Grading(args.path, rubric)
+    grading = Grading(args.path, rubric, **loader.options(args))
     try:
         o = grading.outcome(args.check)
     finally:

@@ -10,11 +10,14 @@ import os
 import sys
 from pathlib import Path
 
+from grader import loader
+
 from grader.replay import DEFAULT_RUBRIC
 
 
 def add_arguments(p) -> None:
     p.add_argument("path", help="your .py file, notebook or folder")
+    loader.add_options(p)
     p.add_argument("--rubric", default=DEFAULT_RUBRIC, help=f"bundled rubric name or TOML file (default: {DEFAULT_RUBRIC})")
     p.add_argument("--feedback", metavar="DIR", help="also write feedback.md and feedback.html (with heatmaps) here")
 
@@ -94,7 +97,7 @@ def run(args) -> int:
     from grader import feedback
     from grader.grading import Grading
 
-    grade = Grading(args.path, rubric).finish()
+    grade = Grading(args.path, rubric, **loader.options(args)).finish()
     print(render(grade, Style.for_stdout()))
     if args.feedback:
         print(f"feedback: {feedback.write(grade, args.feedback)[1]}")

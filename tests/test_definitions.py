@@ -93,3 +93,15 @@ def test_syntax_error_keeps_its_line(tmp_path):
     path.write_text("import torch\nfor i in range(3):\n    print(i\n")
     with pytest.raises(LoadError, match=r"syntax error in .*homework\.py, line 3"):
         read(path, NAMES, defs_only=True)
+
+
+def test_defs_only_reaches_the_commands(tmp_path, capsys):
+    """`check --defs-only` grades the function of a script whose top level would run for ever."""
+    from conftest import CH5_DIR
+
+    from grader.cli import main
+
+    script = tmp_path / "script.py"
+    script.write_text((CH5_DIR / "correct_basic.py").read_text() + "\nwhile True:\n    pass\n")
+    assert main(["check", str(script), "--defs-only"]) == 0
+    assert "100/100" in capsys.readouterr().out
