@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import time
 from dataclasses import dataclass
@@ -150,7 +151,8 @@ def _grade(path: Path, rubric, cwd: Path) -> Run:
         start = time.monotonic()
         grade = Grading(path, rubric).finish()
         seconds = time.monotonic() - start
-    pids = [int(line.split()[1]) for line in grade.output.splitlines() if line.startswith("HOSTILE-PID ")]
+    # forked processes share the output file, so their lines can interleave: read every "HOSTILE-PID <n>"
+    pids = [int(n) for n in re.findall(r"HOSTILE-PID (\d+)", grade.output)]
     deadline = time.monotonic() + 2  # a killed process may take a moment to be reaped
     while (left := _leftovers(slots, pids, since)) and time.monotonic() < deadline:
         time.sleep(0.05)
