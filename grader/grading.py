@@ -5,7 +5,6 @@ Both the pytest plugin (one item per check) and the command line use this, so th
 
 from __future__ import annotations
 
-import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from grader import diagnose, loader, policy, replay, walls_host
 from grader.checks import CATALOGUE, Case, Ctx, Failed
 from grader.exercises import EXERCISES
 from grader.rubric import Rubric
-from grader.subject import Limits, StudentError, Subject, WorkerLost
+from grader.subject import StudentError, Subject, WorkerLost
 
 # The grader's tensors are tiny: intra-op threads never split them, they only add a thread wake-up to every op,
 # about 10 ms each on a busy machine (measured: triu of a 4x4 mask 10 ms with 2 threads, 4 us with 1).
@@ -88,7 +87,6 @@ class Grading:
         self.outcomes: dict[str, Outcome] = {}
         self.source: loader.Source | None = None
         self.subject: Subject | None = None
-        self.started = time.monotonic()
         self.cases: dict[str, Case | None] = {}
         self.diagnosis: list[str] = []
 
@@ -156,8 +154,7 @@ class Grading:
         except loader.LoadError as e:
             self.source = getattr(e, "source", None)  # what definitions-only loading left out explains a missing name
             return "failed", str(e)
-        limits = Limits(**self.rubric.limits.model_dump())
-        self.subject = Subject(self.source, entry, limits, device="cuda" if self.device == "cuda" else "cpu")
+        self.subject = Subject(self.source, entry, self.rubric.limits, device="cuda" if self.device == "cuda" else "cpu")
         try:
             self.subject.load()
         except (StudentError, WorkerLost) as e:

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from grader.checks import CATALOGUE
 from grader.exercises import EXERCISES
+from grader.subject import Limits  # a rubric's [limits] are the worker's limits, validated where they apply
 
 Visibility = Literal["visible", "hidden", "after_due_date", "after_published"]
 BUILTIN = ("loads", "policy")  # run by the grading engine itself, not hypothesis properties
@@ -35,15 +36,6 @@ class CheckSpec(_Strict):
 class Tolerance(_Strict):
     rtol: float = Field(ge=0)
     atol: float = Field(ge=0)
-
-
-class Limits(_Strict):
-    load_timeout: float = Field(default=10, gt=0)
-    call_timeout: float = Field(default=5, gt=0)
-    total_timeout: float = Field(default=60, gt=0)
-    memory_mb: int = Field(default=4096, ge=256)
-    output_kb: int = Field(default=1024, ge=1)
-    max_processes: int = Field(default=64, ge=1)
 
 
 class Policy(_Strict):

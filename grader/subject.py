@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 
 import torch
+from pydantic import BaseModel, ConfigDict, Field
 
 from grader import spawn, walls_host, wire
 from grader.loader import Source, place
@@ -40,17 +41,16 @@ class WorkerLost(BaseException):
     instead of shrinking (each retry would cost another timeout)."""
 
 
-@dataclass
-class Limits:
-    load_timeout: float = 10.0
-    call_timeout: float = 5.0
-    total_timeout: float = 60.0
-    memory_mb: int = 4096
-    output_kb: int = 1024
-    max_processes: int = 64
+class Limits(BaseModel):
+    """What one submission's workers may use; a rubric's [limits] table (validated here, so defined once)."""
 
-
-_context = spawn.context
+    model_config = ConfigDict(extra="forbid")
+    load_timeout: float = Field(default=10, gt=0)  # seconds to run the file
+    call_timeout: float = Field(default=5, gt=0)  # seconds per call of the function
+    total_timeout: float = Field(default=60, gt=0)  # worker seconds for the whole submission
+    memory_mb: int = Field(default=4096, ge=256)
+    output_kb: int = Field(default=1024, ge=1)
+    max_processes: int = Field(default=64, ge=1)
 
 
 class _Popen(popen_forkserver.Popen):
@@ -131,7 +131,7 @@ class Subject:
             **walls_host.worker_walls(self._slot),
         }
         ours, theirs = socket.socketpair()
-        _context()
+        spawn.context()
         self._proc = _WorkerProcess(target=spawn.run, args=(theirs, out_path, limits), daemon=True)
         self._proc.start()
         _live.add(self._proc.pid)
