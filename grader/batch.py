@@ -184,7 +184,7 @@ def _start_grader(rubric_json: str, origin: str, parent: int) -> None:
     from grader import subject
     from grader.rubric import Rubric
 
-    subject.warm_up()
+    subject.warm_up(meta=True)  # a fork server for many workers: they inherit the meta kernels
     global _rubric
     _rubric = Rubric.model_validate_json(rubric_json)
     _rubric._origin = origin  # as rubric.load sets it: the replay commands in the feedback name it

@@ -6,11 +6,9 @@ runs against the reference (see `reference_subject`), the sample bugs and a stud
 
 from __future__ import annotations
 
-import io
 import multiprocessing
 import multiprocessing.forkserver
 import os
-from multiprocessing import context, popen_forkserver, reduction, util
 import shutil
 import signal
 import socket
@@ -25,6 +23,7 @@ from grader import spawn, walls_host, wire
 from grader.loader import Source, place
 
 _FLOATS = {"float16", "bfloat16", "float32", "float64"}
+READY_TIMEOUT = 30.0  # for the worker's import of torch's meta kernels (about 1 s): the grader's time, so generous
 
 
 class StudentError(Exception):
@@ -51,33 +50,6 @@ class Limits(BaseModel):
     memory_mb: int = Field(default=4096, ge=256)
     output_kb: int = Field(default=1024, ge=1)
     max_processes: int = Field(default=64, ge=1)
-
-
-class _Popen(popen_forkserver.Popen):
-    """multiprocessing's fork-server launch, minus the preparation data: the stock one re-imports the grader's
-    __main__ in the worker and hands it the grader's argv and authkey."""
-
-    def _launch(self, process_obj):
-        prep = {"name": "attention-grader-worker", "authkey": os.urandom(32), "sys_argv": ["submission"]}
-        buf = io.BytesIO()
-        context.set_spawning_popen(self)
-        try:
-            reduction.dump(prep, buf)
-            reduction.dump(process_obj, buf)
-        finally:
-            context.set_spawning_popen(None)
-        self.sentinel, w = multiprocessing.forkserver.connect_to_new_process(self._fds)
-        _parent_w = os.dup(w)
-        self.finalizer = util.Finalize(self, util.close_fds, (_parent_w, self.sentinel))
-        with open(w, "wb", closefd=True) as f:
-            f.write(buf.getbuffer())
-        self.pid = multiprocessing.forkserver.read_signed(self.sentinel)
-
-
-class _WorkerProcess(context.ForkServerProcess):
-    @staticmethod
-    def _Popen(process_obj):
-        return _Popen(process_obj)
 
 
 warm_up = spawn.warm_up  # cheaper from grader.spawn, before this module's own import of torch
@@ -115,6 +87,8 @@ class Subject:
     _dir: str | None = None
     _slot: int | None = None
     output_overflowed: bool = False  # the submission printed more than limits.output_kb
+    _meta_ready: bool = False
+    _printed: str = ""  # what closed workers printed
 
     # -- lifecycle -------------------------------------------------------------------------------------------
     def _start(self) -> None:
@@ -131,9 +105,7 @@ class Subject:
             **walls_host.worker_walls(self._slot),
         }
         ours, theirs = socket.socketpair()
-        spawn.context()
-        self._proc = _WorkerProcess(target=spawn.run, args=(theirs, out_path, limits), daemon=True)
-        self._proc.start()
+        self._proc = spawn.start(theirs, out_path, limits)
         _live.add(self._proc.pid)
         theirs.close()
         self._sock = ours
@@ -144,6 +116,7 @@ class Subject:
             "module": self.source.module,
             "folder": folder,
             "entry": self.entry,
+            "meta": self.device == "cpu",  # the device check will simulate a GPU with meta tensors
         }
         reply = self._roundtrip(header, b"", self.limits.load_timeout, "loading the file")
         if not reply[0].get("ok"):
@@ -172,6 +145,7 @@ class Subject:
             self._start()
 
     def close(self) -> None:
+        self._meta_ready = False
         if self._proc is not None:
             _live.discard(self._proc.pid)
             walls_host.kill(self._proc.pid, self._slot, _server_pid(), frozenset(_live))
@@ -181,7 +155,7 @@ class Subject:
             self._sock.close()
             self._sock = None
         if self._dir is not None:
-            self._output = self.output()
+            self._printed = self.output()  # a worker that timed out or died is replaced: keep what it printed
             try:
                 self.output_overflowed |= os.path.getsize(os.path.join(self._dir, "output.txt")) >= self.limits.output_kb * 1024
             except OSError:
@@ -191,14 +165,15 @@ class Subject:
             self._dir = None
 
     def output(self, limit: int = 4096) -> str:
-        """The head of what the submission printed (capped, decoded leniently)."""
-        if self._dir is None:
-            return getattr(self, "_output", "")
-        try:
-            with open(os.path.join(self._dir, "output.txt"), "rb") as f:
-                return f.read(limit).decode("utf-8", "replace")
-        except OSError:
-            return ""
+        """The head of what the submission printed, in every worker it took (capped, decoded leniently)."""
+        text = self._printed
+        if self._dir is not None and len(text) < limit:
+            try:
+                with open(os.path.join(self._dir, "output.txt"), "rb") as f:
+                    text += f.read(limit).decode("utf-8", "replace")
+            except OSError:
+                pass
+        return text[:limit]
 
     # -- protocol --------------------------------------------------------------------------------------------
     def _roundtrip(self, header: dict, payload: bytes, timeout: float, what: str) -> tuple[dict, bytes]:
@@ -302,6 +277,10 @@ class Subject:
 
     def devices(self, device: str, q, k, v, *, expect, **kw) -> list[str]:
         """Run on the meta device and return the device types of (out, weights)."""
+        if not self._meta_ready:  # the worker may still be importing torch's meta kernels: its time, not the student's
+            self.load()
+            reply, _ = self._roundtrip({"op": "ready"}, b"", READY_TIMEOUT, "preparing the device check")
+            self._meta_ready = bool(reply.get("ok"))
         reply, _ = self._request("call", [q, k, v], 3, kw, expect, device=device)
         devs = reply.get("devices")
         if not (isinstance(devs, list) and len(devs) == 2 and all(isinstance(d, str) for d in devs)):

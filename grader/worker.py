@@ -11,6 +11,7 @@ import errno
 import importlib.abc
 import os
 import signal
+import socket
 import sys
 import traceback
 import types
@@ -25,23 +26,32 @@ walls.become_subreaper()  # orphans of every worker come back here to be reaped
 warnings.filterwarnings("ignore", message="forkserver: waitpid returned unexpected pid")
 
 
-def _warm_up() -> None:
-    """Pay torch's first-use costs (autograd, meta kernels) once here, not in every forked worker."""
-    for device in ("cpu", "meta"):
-        for dtype in (torch.float32, torch.float64):
-            q = torch.ones(1, 2, 2, dtype=dtype, device=device, requires_grad=device == "cpu")
-            mask = torch.ones(2, 2, dtype=torch.bool, device=device).triu(1)
-            w = torch.softmax((q @ q.transpose(-2, -1) / 2**0.5).masked_fill(mask, float("-inf")), dim=-1)
-            out = torch.einsum("bij,bjh->bih", w, q) + torch.where(mask, 0.0, w) @ q
-            if device == "cpu":
-                out.sum().backward()
+def _warm_up(device: str) -> None:
+    """Pay torch's first-use costs on `device` (autograd, kernels) once, not in every call."""
+    for dtype in (torch.float32, torch.float64):
+        q = torch.ones(1, 2, 2, dtype=dtype, device=device, requires_grad=device == "cpu")
+        mask = torch.ones(2, 2, dtype=torch.bool, device=device).triu(1)
+        w = torch.softmax((q @ q.transpose(-2, -1) / 2**0.5).masked_fill(mask, float("-inf")), dim=-1)
+        out = torch.einsum("bij,bjh->bih", w, q) + torch.where(mask, 0.0, w) @ q
+        if device == "cpu":
+            out.sum().backward()
+
+
+_warm_up("cpu")
+meta_warm = False  # True in a fork server that preloaded grader.warm_meta, and so in its workers
+
+
+def warm_meta() -> None:
+    """torch's first meta-device op imports the meta kernels and sympy: about 1 s of CPU, once per process."""
+    global meta_warm
     try:
+        _warm_up("meta")
         torch.ones(2, device="meta").masked_fill(torch.ones(2, dtype=torch.bool), 0.0)
     except RuntimeError:
         pass
+    finally:
+        meta_warm = True
 
-
-_warm_up()
 
 BLOCKED = ("reference", "grader")
 OUT_NAMES = ("output", "out", "hidden_states", "context")
@@ -213,7 +223,8 @@ def _call(fn, req: dict, payload: bytes) -> tuple[dict, bytes]:
     if grad:
         if not out.requires_grad:
             raise BadOutput("out does not require grad: it is not connected to q, k, v by autograd")
-        torch.autograd.backward(out, grad_out.to(device=out.device, dtype=out.dtype))
+        # d/d(out) of sum(out * g) is exactly g; autograd.backward(out, g) would import sympy (0.4 s) to check shapes
+        (out * grad_out.to(device=out.device, dtype=out.dtype)).sum().backward()
         missing = [n for n, leaf in zip("qkv", leaves) if leaf.grad is None]
         if missing:
             raise BadOutput(f"no gradient reaches {', '.join(missing)}")
@@ -237,31 +248,86 @@ def main(sock, out_path: str, limits: dict) -> None:
     sys.stdout = sys.stderr = _QuietStream(1)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     _seal()
-    fn = None
-    filename = ""
-    while True:
+    _Server(sock, broken).serve()
+
+
+class _Server:
+    """Answers the grader's frames, one at a time, until the socket closes."""
+
+    def __init__(self, sock: socket.socket, broken: str = "", fn=None, filename: str = ""):
+        self.sock, self.broken, self.fn, self.filename = sock, broken, fn, filename
+        self.twin: tuple[socket.socket, int] | None = None
+
+    def serve(self) -> None:
+        while True:
+            try:
+                req, payload = wire.recv(self.sock)
+            except (EOFError, OSError, wire.WireError):
+                os._exit(0)
+            if self.twin and (req.get("device") == "meta" or req.get("op") == "ready"):
+                reply, data = self._ask_twin(req, payload)
+            else:
+                reply, data = self._answer(req, payload)
+            try:
+                wire.send(self.sock, reply, data)
+            except OSError:
+                os._exit(0)
+            if req.get("op") == "load" and req.get("meta") and reply["ok"] and not meta_warm:
+                self._fork_twin()
+
+    def _answer(self, req: dict, payload: bytes) -> tuple[dict, bytes]:
         try:
-            req, payload = wire.recv(sock)
-        except (EOFError, OSError, wire.WireError):
-            os._exit(0)
-        try:
-            if broken:
-                raise _Broken(broken)
+            if self.broken:
+                raise _Broken(self.broken)
             if req["op"] == "load":
-                filename = req["filename"]
-                fn = _load(req)
+                self.filename = req["filename"]
+                self.fn = _load(req)
+                reply, data = {"ok": True}, b""
+            elif req["op"] == "ready":
                 reply, data = {"ok": True}, b""
             else:
-                reply, data = _call(fn, req, payload)
+                reply, data = _call(self.fn, req, payload)
         except BadOutput as e:
             reply, data = {"ok": False, "kind": "bad_output", "error": str(e)}, b""
         except _Broken as e:
             reply, data = {"ok": False, "kind": "sandbox", "error": str(e)}, b""
         except BaseException as e:  # student code may raise anything, SystemExit and KeyboardInterrupt included
-            reply = {"ok": False, "kind": _kind(e), "error": _describe(e), "where": _student_frames(e, filename)}
+            reply = {"ok": False, "kind": _kind(e), "error": _describe(e), "where": _student_frames(e, self.filename)}
             data = b""
         reply["blocked"] = _Blocker.attempts[:5]
+        return reply, data
+
+    # -- the meta twin ---------------------------------------------------------------------------------------
+    # Without the meta kernels preloaded (one check, not a batch), importing them here would cost about 1 s on
+    # the way to the device check. A fork of this worker, taken right after loading, imports them on the other
+    # core while this one answers the grader, then answers the meta-device calls, which this one relays. It is
+    # under the same walls, and its death is this worker's death, so the grader sees no difference.
+    def _fork_twin(self) -> None:
+        ours, theirs = socket.socketpair()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                self.sock.close()  # the grader must see EOF when the worker dies, whatever the twin does
+                ours.close()
+                warm_meta()
+                _Server(theirs, fn=self.fn, filename=self.filename).serve()
+            finally:
+                os._exit(1)
+        theirs.close()
+        self.twin = (ours, pid)
+
+    def _ask_twin(self, req: dict, payload: bytes) -> tuple[dict, bytes]:
+        sock, pid = self.twin
         try:
-            wire.send(sock, reply, data)
-        except OSError:
-            os._exit(0)
+            wire.send(sock, req, payload)
+            return wire.recv(sock)
+        except (EOFError, OSError, wire.WireError):
+            pass
+        try:
+            code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        except (OSError, ValueError):
+            code = 1
+        if code < 0:
+            signal.signal(-code, signal.SIG_DFL)
+            os.kill(os.getpid(), -code)
+        os._exit(code)

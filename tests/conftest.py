@@ -17,7 +17,7 @@ def grade_of():
     from grader import rubric, subject
     from grader.grading import Grading
 
-    subject.warm_up()
+    subject.warm_up(meta=True)  # hundreds of workers: each inherits the meta kernels instead of importing them
 
     def grade(path, rubric_name: str = "chapter5", **kw):
         key = (str(path), rubric_name, tuple(sorted(kw.items())))

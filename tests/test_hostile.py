@@ -13,6 +13,8 @@ import json
 import os
 import re
 import socket
+import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -218,6 +220,10 @@ REASONS = [
     ("name_typo.py", "output_shape", "NameError: name 'scroes' is not defined"),
     ("import_missing_package.py", "loads", "No module named 'attention_helpers_that_do_not_exist'"),
 ]
+ON_META = [  # correct on the CPU, hostile on another device: only the device check fails
+    ("exit_on_meta.py", "exited with status 7 (os._exit or sys.exit in the submission?) while calling your function"),
+    ("hang_on_meta.py", "timed out after 1 s while calling your function"),
+]
 
 
 @pytest.mark.parametrize("name, check, reason", REASONS, ids=[r[0] for r in REASONS])
@@ -231,6 +237,15 @@ def test_fails_with_a_reason_and_nothing_else_passes(graded, name, check, reason
     assert all(o.status != "passed" for o in after)
     if check == "loads":
         assert {o.status for o in after} == {"skipped"}
+
+
+@pytest.mark.parametrize("name, reason", ON_META, ids=[r[0] for r in ON_META])
+def test_hostile_only_on_another_device_loses_only_the_device_check(graded, name, reason):
+    run = graded(name)
+    assert_normal(run)
+    assert failed(run.grade) == {"device_placement"}
+    assert reason in run.outcome("device_placement").message
+    assert len(run.pids) == 1 and run.grade.score == run.grade.max_score - run.outcome("device_placement").max_points
 
 
 def test_memory_limit_comes_from_the_rubric():
@@ -449,6 +464,44 @@ def test_batch_grades_every_file_after_a_hostile_one(tmp_path, small_toml, grade
     assert "4 submissions" in capsys.readouterr().err
 
 
+# -- the meta twin ---------------------------------------------------------------------------------------------------
+# This session's fork server preloads torch's meta kernels (conftest). One `check` or `pytest --submission` does not:
+# each worker then forks a twin that imports them and answers the device check's meta calls. Same verdicts, same
+# messages, nothing left alive, whichever process made the call.
+TWIN = [HOSTILE / "exit_on_meta.py", HOSTILE / "hang_on_meta.py", CH5_DIR / "correct_basic.py",
+        CH5_DIR / "bug_mask_wrong_device.py"]
+_TWIN_SCRIPT = """
+import json, sys
+from grader import spawn
+spawn.warm_up()
+from grader.grading import Grading
+from grader.rubric import load
+rubric = load(sys.argv[1])
+for path in sys.argv[2:]:
+    grade = Grading(path, rubric).finish()
+    print(json.dumps({"outcomes": [[o.id, o.status, o.message] for o in grade.outcomes], "output": grade.output}))
+"""
+
+
+@pytest.fixture(scope="session")
+def twin_graded(small_toml):
+    done = subprocess.run([sys.executable, "-c", _TWIN_SCRIPT, str(small_toml), *map(str, TWIN)],
+                          capture_output=True, text=True, timeout=300, check=True)
+    return {path: json.loads(line) for path, line in zip(TWIN, done.stdout.splitlines())}
+
+
+@pytest.mark.parametrize("path", TWIN, ids=[p.name for p in TWIN])
+def test_the_meta_twin_gives_the_same_verdicts(twin_graded, graded, path):
+    here = graded(path).grade
+    there = twin_graded[path]
+    assert there["outcomes"] == [[o.id, o.status, o.message] for o in here.outcomes]
+    device = next(o for o in here.outcomes if o.id == "device_placement")
+    assert (device.status == "passed") == (path.name == "correct_basic.py")
+    pids = [int(n) for n in re.findall(r"HOSTILE-PID (\d+)", there["output"])]
+    assert len(pids) == (path.parent == HOSTILE)  # the call ran, in the twin, and the twin is gone
+    assert all(_stat(pid) is None or _stat(pid)[0] == "Z" for pid in pids)
+
+
 # -- fewer walls (a student's laptop): the same protocol --------------------------------------------------------
 @pytest.mark.parametrize("name", ["fork_children.py", "orphan_then_exit.py", "exit_at_import.py"])
 def test_without_privileged_walls_nothing_is_left_behind_either(small_rubric, tmp_path, monkeypatch, name):
@@ -466,6 +519,6 @@ def test_without_privileged_walls_nothing_is_left_behind_either(small_rubric, tm
 
 
 def test_every_hostile_file_has_its_test():
-    named = {r[0] for r in REASONS} | {t[0] for t in TAMPERING} | {p[0] for p in PROCESSES} | set(FLOODS)
+    named = {r[0] for r in REASONS} | {r[0] for r in ON_META} | {t[0] for t in TAMPERING} | {p[0] for p in PROCESSES} | set(FLOODS)
     named |= {"import_reference_importlib.py", "reference_by_path.py", "nan_everywhere.py", "network.py"}
     assert named == {p.name for p in HOSTILE.glob("*.py")}
