@@ -29,8 +29,8 @@ def pytest_addoption(parser):
 @contextlib.contextmanager
 def _without_assert_rewriting(config):
     """pytest rewrites the asserts of every module in a plugin's distribution, hypothesis and this one included,
-    and with no bytecode cache (PYTHONDONTWRITEBYTECODE, a read-only site-packages) on every run: 0.6 s. Grading reports through
-    its own messages, never through a rewritten assert, so its imports skip the hook."""
+    and with no bytecode cache (PYTHONDONTWRITEBYTECODE, a read-only site-packages) it does so on every run: 0.6 s.
+    Grading reports through its own messages, never through a rewritten assert, so its imports skip the hook."""
     hook = config.pluginmanager.rewrite_hook
     if hook not in sys.meta_path:
         yield

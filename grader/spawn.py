@@ -1,7 +1,7 @@
 """Starting workers from the fork server. Importing this module costs nothing: the grader can start the fork
 server before it imports torch itself, and name the workers' target without importing grader.worker (which sets
 torch threads and becomes a subreaper) into its own process. A worker unpickles its process object, and so
-imports this module (preloaded, like grader.worker), not one that imports pydantic: 0.3 s per worker."""
+imports this module (preloaded, like grader.worker), not one that imports pydantic: 0.1 s per worker."""
 
 import io
 import multiprocessing
@@ -23,7 +23,7 @@ def warm_up(meta: bool = False) -> None:
     """Start the fork server now, so that its `import torch` overlaps the grader's own (call it before that).
 
     meta: also import torch's meta kernels there (about 1 s), for a server that will fork many workers. Without
-    it, one check is not kept waiting for them: its worker imports them in a thread while the checks run."""
+    it, one check is not kept waiting for them: its worker forks a twin that imports them (see grader.worker)."""
     if meta and "grader.warm_meta" not in _preload:
         _preload.append("grader.warm_meta")
     context()

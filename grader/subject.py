@@ -238,6 +238,9 @@ class Subject:
             if kind == "memory":  # like a timeout: stop the check now, a retry (hypothesis shrinking) costs as much
                 self.close()
                 raise WorkerLost(msg)
+            if kind == "protocol":  # the worker's meta twin broke it: the same verdict as if the worker had
+                self.close()
+                raise WorkerLost(f"the worker broke the protocol while calling your function: {msg}")
             raise StudentError(msg, self._where(reply), kind)
         return reply, data
 

@@ -304,7 +304,12 @@ class _Server:
     # under the same walls, and its death is this worker's death, so the grader sees no difference.
     def _fork_twin(self) -> None:
         ours, theirs = socket.socketpair()
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError:  # the process cap, say: this worker answers the meta calls itself, only later
+            ours.close()
+            theirs.close()
+            return
         if pid == 0:
             try:
                 self.sock.close()  # the grader must see EOF when the worker dies, whatever the twin does
@@ -321,7 +326,11 @@ class _Server:
         try:
             wire.send(sock, req, payload)
             return wire.recv(sock)
-        except (EOFError, OSError, wire.WireError):
+        except wire.WireError as e:  # student code in the twin wrote into its socket: the grader ends this worker
+            os.kill(pid, signal.SIGKILL)
+            self.twin = None
+            return {"ok": False, "kind": "protocol", "error": str(e)}, b""
+        except (EOFError, OSError):  # it died: so does this worker, the same way
             pass
         try:
             code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])

@@ -223,6 +223,7 @@ REASONS = [
 ON_META = [  # correct on the CPU, hostile on another device: only the device check fails
     ("exit_on_meta.py", "exited with status 7 (os._exit or sys.exit in the submission?) while calling your function"),
     ("hang_on_meta.py", "timed out after 1 s while calling your function"),
+    ("forge_frames_on_meta.py", "the worker broke the protocol while calling your function: frame too large"),
 ]
 
 
@@ -246,6 +247,17 @@ def test_hostile_only_on_another_device_loses_only_the_device_check(graded, name
     assert failed(run.grade) == {"device_placement"}
     assert reason in run.outcome("device_placement").message
     assert len(run.pids) == 1 and run.grade.score == run.grade.max_score - run.outcome("device_placement").max_points
+
+
+def test_a_file_that_does_not_load_runs_once(small_rubric, tmp_path):
+    """No diagnosis for a file that never loaded: asking would only run it (and its timeouts) again. What every
+    worker printed stays in the report."""
+    path = tmp_path / "fails_at_import.py"
+    path.write_text("def attention(q, k, v):\n    return q, q\n\n\nprint('RAN AT IMPORT', flush=True)\n"
+                    "raise RuntimeError('broken on purpose')\n")
+    run = _grade(path, small_rubric, tmp_path / "cwd")
+    assert run.outcome("loads").status == "failed" and "broken on purpose" in run.outcome("loads").message
+    assert run.grade.output.count("RAN AT IMPORT") == 1 and run.grade.diagnosis == []
 
 
 def test_memory_limit_comes_from_the_rubric():
@@ -468,8 +480,7 @@ def test_batch_grades_every_file_after_a_hostile_one(tmp_path, small_toml, grade
 # This session's fork server preloads torch's meta kernels (conftest). One `check` or `pytest --submission` does not:
 # each worker then forks a twin that imports them and answers the device check's meta calls. Same verdicts, same
 # messages, nothing left alive, whichever process made the call.
-TWIN = [HOSTILE / "exit_on_meta.py", HOSTILE / "hang_on_meta.py", CH5_DIR / "correct_basic.py",
-        CH5_DIR / "bug_mask_wrong_device.py"]
+TWIN = [HOSTILE / name for name, _ in ON_META] + [CH5_DIR / "correct_basic.py", CH5_DIR / "bug_mask_wrong_device.py"]
 _TWIN_SCRIPT = """
 import json, sys
 from grader import spawn
