@@ -16,6 +16,7 @@ from typing import Callable
 import torch
 
 UNRECOGNISED = "unrecognised"
+RANDOM = "random output"  # not a variant of the reference: seen by calling twice
 
 # name -> what it means, for the student; names are stable (tests and results.json use them)
 MISTAKES = {
@@ -33,7 +34,9 @@ MISTAKES = {
     "exp without max": "softmax is written as exp(s) / sum(exp(s)) without subtracting the row max, which overflows to NaN for large scores",
     "global max": "the softmax subtracts the max of the whole tensor, not of each row, so rows far below it underflow to 0/0 = NaN; use amax(dim=-1, keepdim=True)",
     "weights before softmax": "the weights returned are the masked scores from before the softmax, not the probabilities",
+    "weights before mask": "out is right, but the weights returned are the softmax of the unmasked scores: return the masked ones",
     "causal flag ignored": "the mask is applied even when causal=False",
+    "causal flag inverted": "the mask is applied when causal=False and not when causal=True (`if not causal:`)",
     "causal mean": "the weights are uniform over the past (chapter 4's causal mean) instead of softmax(q k^T / sqrt(H))",
 }
 
@@ -45,8 +48,8 @@ GROUPS = [
     ("mask after softmax",),
     ("softmax over queries", "batch mixed"),
     ("exp without max", "global max"),
-    ("weights before softmax",),
-    ("causal flag ignored",),
+    ("weights before softmax", "weights before mask"),
+    ("causal flag ignored", "causal flag inverted"),
 ]
 ALONE = ("causal mean",)  # replaces the whole computation: combining it with anything changes nothing
 MAX_MISTAKES = 2
@@ -56,6 +59,9 @@ RTOL, ATOL = 1e-3, 1e-5  # loose enough for float32 sums in another order, far t
 def explain(name: str) -> str:
     if name == UNRECOGNISED:
         return "unrecognised: your results match none of the known mistakes; follow the counterexamples below"
+    if name == RANDOM:
+        return (f"{RANDOM}: the same inputs give different results: dropout left on (F.dropout, nn.Dropout in "
+                "training mode), torch.rand, or state kept between calls")
     return f"{name}: {MISTAKES[name]}"
 
 
@@ -64,23 +70,30 @@ def variant(q, k, v, causal: bool = True, bugs: frozenset = frozenset()):
     t, h = q.shape[-2:]
     allowed = torch.ones(t, t, dtype=torch.bool)
     allowed = allowed.triu() if "triu for tril" in bugs else allowed.tril(1 if "mask off by one" in bugs else -1 if "diagonal masked" in bugs else 0)
-    masked = (causal or "causal flag ignored" in bugs) and "no mask" not in bugs
+    flag = (not causal) if "causal flag inverted" in bugs else causal or "causal flag ignored" in bugs
+    masked = flag and "no mask" not in bugs
     if "causal mean" in bugs:  # chapter 4 had no causal flag
         w = allowed.to(q.dtype).expand(*q.shape[:-2], t, t)
         w = w / w.sum(-1, keepdim=True)
         return w @ v, w
     scale = {"no scaling": 1.0, "scaled by 1/H": 1 / h, "scaled by 1/sqrt(T)": t**-0.5}
     s = q @ k.transpose(-2, -1) * next((scale[b] for b in bugs if b in scale), h**-0.5)
+    dims = (-2,) if "softmax over queries" in bugs else (0, -1) if "batch mixed" in bugs else (-1,)
+
+    def softmax(x):
+        top = 0.0 if "exp without max" in bugs else x.amax() if "global max" in bugs else x.amax(dims, keepdim=True)
+        e = (x - top).exp()
+        return e / e.sum(dims, keepdim=True)
+
+    unmasked = s
     after = masked and "mask after softmax" in bugs
     if masked and not after:
         s = s.masked_fill(~allowed, 0.0 if "zero fill" in bugs else -math.inf)
-    dims = (-2,) if "softmax over queries" in bugs else (0, -1) if "batch mixed" in bugs else (-1,)
-    top = 0.0 if "exp without max" in bugs else s.amax() if "global max" in bugs else s.amax(dims, keepdim=True)
-    e = (s - top).exp()
-    w = e / e.sum(dims, keepdim=True)
+    w = softmax(s)
     if after:
         w = w * allowed
-    return w @ v, (s if "weights before softmax" in bugs else w)
+    returned = s if "weights before softmax" in bugs else softmax(unmasked) if "weights before mask" in bugs else w
+    return w @ v, returned
 
 
 def candidates() -> list[frozenset]:
@@ -120,6 +133,13 @@ def diagnose(exercise: str, call: Callable) -> list[str]:
             continue
     if not seen:
         return []
+    x, kw, got = seen[0]
+    try:
+        again = call(*x, **kw)
+    except Exception:  # noqa: BLE001 - raising the second time is as random as a different answer
+        return [RANDOM]
+    if not all(torch.equal(a, b) or torch.allclose(a, b, equal_nan=True) for a, b in zip(got, again)):
+        return [RANDOM]  # comparing with the variants would only be noise
     fits = [bugs for bugs in candidates() if all(matches(got, variant(*x, **kw, bugs=bugs)) for x, kw, got in seen)]
     if not fits:
         return [UNRECOGNISED]

@@ -22,6 +22,9 @@ from grader.subject import StudentError, Subject, WorkerLost
 torch.set_num_threads(1)
 
 
+FLAKY = "your function gave different results for the same inputs (is it random, or does it keep state between calls?)"
+
+
 @dataclass
 class Outcome:
     id: str
@@ -143,7 +146,7 @@ class Grading:
         except WorkerLost as e:
             return "failed", str(e)
         except hypothesis.errors.Flaky:
-            return "failed", "your function gave different results for the same inputs (is it random, or does it keep state between calls?)"
+            return "failed", FLAKY
         except Exception as e:  # noqa: BLE001 - a grader bug must not lose the other checks' results
             return "failed", f"grader error while checking ({type(e).__name__}: {e}); please report this to your teacher"
         return "passed", ""

@@ -41,16 +41,22 @@ def qkv(draw, t=(2, 6), h=(2, 6), b=(1, 2), lead=(1, 1), heads=(1, 2), dtypes=(n
 
 
 @st.composite
-def negative_scores(draw, t=(2, 6), h=(2, 6), lead: int = 1):
-    """float32 inputs whose every real score is strongly negative (about -7 to -70): a 0 fill wins there.
-    `lead` dims before [T, H]: the batch, then heads of size 1 or 2."""
+def negative_scores(draw, t=(2, 6), h=(2, 6), lead: int = 1, size: float = 30.0, spread: float = 0.5,
+                    future_high: bool = False):
+    """float32 inputs whose every real score is strongly negative, between -(1 - spread)**2 and -(1 + spread)**2
+    times `size` (by default about -7 to -70): a 0 fill wins there. future_high: every key but the first scores
+    as high instead, so query 0's one real score is far below its masked ones: with size 1.5e4 a -1e4 fill,
+    added or put in place, wins there too. `lead` dims before [T, H]: the batch, then heads of size 1 or 2."""
     shape = (draw(st.integers(1, 2)),) + tuple(draw(st.integers(1, 2)) for _ in range(lead - 1))
     shape += (draw(st.integers(*t)), draw(st.integers(*h)))
-    pos = _floats(np.float32, 1.5, 0.5)
+    pos = _floats(np.float32, 1 + spread, 1 - spread)
     x, y = (torch.from_numpy(draw(arrays(np.float32, shape, elements=pos))) for _ in range(2))
     v = torch.from_numpy(draw(arrays(np.float32, shape, elements=_floats(np.float32, 3.0))))
-    s = math.sqrt(30 / math.sqrt(shape[-1]))
-    return s * x, -s * y, v
+    s = math.sqrt(size / math.sqrt(shape[-1]))
+    k = -s * y
+    if future_high:
+        k[..., 1:, :] *= -1
+    return s * x, k, v
 
 
 @st.composite

@@ -11,6 +11,9 @@ from grader import diagnose as D
 NAMED = {
     "bug_batch_mix.py": ["batch mixed", "global max"],
     "bug_causal_flag_ignored.py": ["causal flag ignored"],
+    "bug_causal_flag_inverted.py": ["causal flag inverted"],
+    "bug_weights_before_mask.py": ["weights before mask"],
+    "bug_dropout.py": ["random output"],
     "bug_exp_no_max.py": ["exp without max"],
     "bug_mask_after_softmax.py": ["mask after softmax"],
     "bug_mask_diagonal.py": ["diagonal masked"],
@@ -29,10 +32,15 @@ NAMED = {
     "vacuous_zeros.py": [D.UNRECOGNISED],
     "bug_detached.py": [],
     "bug_fixed_T8.py": [],
+    "bug_T_from_dim1.py": [],
     "bug_float32_cast.py": [],
+    "bug_float32_softmax.py": [],
+    "bug_fill_neg1e4.py": [],
+    "bug_additive_neg1e4.py": [],
     "bug_imports_reference.py": [],
     "bug_inplace_scale.py": [],
     "bug_mask_wrong_device.py": [],
+    "bug_mask_cached_by_T.py": [],
 }
 
 

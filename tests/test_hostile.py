@@ -480,7 +480,8 @@ def test_batch_grades_every_file_after_a_hostile_one(tmp_path, small_toml, grade
 # This session's fork server preloads torch's meta kernels (conftest). One `check` or `pytest --submission` does not:
 # each worker then forks a twin that imports them and answers the device check's meta calls. Same verdicts, same
 # messages, nothing left alive, whichever process made the call.
-TWIN = [HOSTILE / name for name, _ in ON_META] + [CH5_DIR / "correct_basic.py", CH5_DIR / "bug_mask_wrong_device.py"]
+TWIN = [HOSTILE / name for name, _ in ON_META] + [
+    CH5_DIR / name for name in ("correct_basic.py", "bug_mask_wrong_device.py", "bug_mask_cached_by_T.py", "bug_dropout.py")]
 _TWIN_SCRIPT = """
 import json, sys
 from grader import spawn
@@ -507,7 +508,7 @@ def test_the_meta_twin_gives_the_same_verdicts(twin_graded, graded, path):
     there = twin_graded[path]
     assert there["outcomes"] == [[o.id, o.status, o.message] for o in here.outcomes]
     device = next(o for o in here.outcomes if o.id == "device_placement")
-    assert (device.status == "passed") == (path.name == "correct_basic.py")
+    assert (device.status == "passed") == (path.name in ("correct_basic.py", "bug_dropout.py"))
     pids = [int(n) for n in re.findall(r"HOSTILE-PID (\d+)", there["output"])]
     assert len(pids) == (path.parent == HOSTILE)  # the call ran, in the twin, and the twin is gone
     assert all(_stat(pid) is None or _stat(pid)[0] == "Z" for pid in pids)
