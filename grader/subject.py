@@ -230,8 +230,9 @@ class Subject:
         kwnames = [k for k, v in kw.items() if isinstance(v, torch.Tensor)]
         kwargs = {k: v for k, v in kw.items() if not isinstance(v, torch.Tensor)}
         specs, payload = wire.pack(list(tensors) + [kw[k] for k in kwnames] + extra.pop("tail", []))
-        self._calls += 1  # the seed of this call's random generators: whichever process answers, and whatever it
-        # answered before (the meta twin takes some calls), a random function gives the same results every run
+        # The call's number seeds its random generators, whichever process answers (the meta twin takes some
+        # calls): a random function gives the same results every run, through every path.
+        self._calls += 1
         header = {"op": op, "tensors": specs, "npos": npos, "kwnames": kwnames, "kwargs": kwargs,
                   "expect": [list(s) for s in expect], "seed": self._calls, **extra}
         reply, data = self._roundtrip(header, payload, self.limits.call_timeout, "calling your function")
