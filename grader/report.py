@@ -47,7 +47,7 @@ def feedback(o: Outcome, diagnosis: list[str] = ()) -> str:
     parts = [o.message]
     if o.status == "failed":
         parts += [f"Likely mistake: {explain(d)}" for d in diagnosis]
-        if o.misconception:
+        if o.misconception and not o.message.startswith("your function raised"):  # the error and its line say more
             parts.append(f"Likely cause: {o.misconception}.")
         if o.hint:
             parts.append(f"Hint: {o.hint}")

@@ -55,6 +55,16 @@ def test_zero_fill_names_the_check_the_case_and_the_fix(capsys, tmp_path):
         assert text in md and text in page.replace("&#x27;", "'")
 
 
+def test_a_raised_error_shows_its_line_not_a_guessed_cause(grade_of):
+    """A function that raises is shown the error and its own line; the check's usual cause would be a guess."""
+    grade = grade_of(CH5 / "bug_fixed_T8.py")
+    text = selfcheck.render(grade, selfcheck.Style(False))
+    block = text[text.index("FAIL reference_match"):]
+    assert "your function raised RuntimeError" in block and "at line 15 in scaled_dot_product_attention" in block
+    assert "Likely cause" not in block.split("Replay:")[0] and "Hint:" in block
+    assert "Likely cause:" in selfcheck.render(grade_of(CH5 / "bug_zero_fill.py"), selfcheck.Style(False))
+
+
 def test_query_axis_points_at_the_softmax_dim(capsys):
     code, out, _ = check(capsys, CH5 / "bug_softmax_query_axis.py")
     assert code == 1
