@@ -9,12 +9,14 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[plots]'
+	$(PY) -m pip install -q -e .
 	touch $(STAMP)
 
+# every bundled rubric grades the sample folder of the same name
 grade: $(STAMP)
-	$(VENV)/bin/attention-grader grade submissions/chapter5 --rubric chapter5 --out grades/chapter5
-	$(VENV)/bin/attention-grader grade submissions/masked_self_attention --rubric masked_self_attention --out grades/masked_self_attention
+	@set -e; for r in rubrics/*.toml; do n=$$(basename $$r .toml); \
+	  if [ -d submissions/$$n ]; then echo "== $$n"; $(VENV)/bin/attention-grader grade submissions/$$n --rubric $$n --out grades/$$n; fi; \
+	done
 
 test: $(STAMP)
 	$(VENV)/bin/pytest -q

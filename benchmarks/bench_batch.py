@@ -108,7 +108,7 @@ class Memory(threading.Thread):
 
 
 def grade(folder: Path, out: Path, workers: int | None) -> tuple[float, Memory]:
-    cmd = [sys.executable, "-m", "grader.cli", "grade", str(folder), "--rubric", "chapter5", "--out", str(out)]
+    cmd = [sys.executable, "-m", "grader.frontends.cli", "grade", str(folder), "--rubric", "chapter5", "--out", str(out)]
     cmd += ["--workers", str(workers)] if workers else []
     t = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

@@ -14,15 +14,18 @@ _grades: dict = {}
 @pytest.fixture(scope="session")
 def grade_of():
     """Grade a submission once per test session (grading is deterministic, so caching loses nothing)."""
-    from grader import rubric, subject
-    from grader.grading import Grading
+    from grader.grading import rubric
+    from grader.grading.engine import Grading
+    from grader.sandbox import spawn
+    from grader.submission.reading import Reading
 
-    subject.warm_up(meta=True)  # hundreds of workers: each inherits the meta kernels instead of importing them
+    spawn.warm_up(meta=True)  # hundreds of workers: each inherits the meta kernels instead of importing them
 
     def grade(path, rubric_name: str = "chapter5", **kw):
+        """kw: how the code is read (defs_only, notebook_mode)."""
         key = (str(path), rubric_name, tuple(sorted(kw.items())))
         if key not in _grades:
-            _grades[key] = Grading(path, rubric.load(rubric_name), **kw).finish()
+            _grades[key] = Grading(path, rubric.load(rubric_name), reading=Reading(**kw)).finish()
         return _grades[key]
 
     return grade
@@ -47,7 +50,7 @@ def assert_fails_exactly(grade, must_fail: set[str], words: list[str]) -> None:
 
 
 def assert_every_check_can_fail(expected: dict, rubric_name: str) -> None:
-    from grader.rubric import load
+    from grader.grading.rubric import load
 
     caught = set().union(*(must for must, _ in expected.values()))
     assert {cid for cid in load(rubric_name).checks if cid != "loads"} <= caught

@@ -1,0 +1,189 @@
+"""What a check is and what it sees: `Check` (one property beside its hint), `Ctx` (the submission through a small
+call interface, the exercise's inputs and tolerances) and `Failed` (a counterexample a student can act on).
+
+A check raises `Failed`; it computes every expectation here, in the grader process, and sees the submission only
+through `ctx.call` / `ctx.grads` / `ctx.devices`, whose arguments are those of the exercise's function.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass, field
+from typing import Callable
+
+import hypothesis
+import torch
+from hypothesis import HealthCheck, Phase, given
+
+from grader.checks.format import shape_of, shown
+from grader.sandbox.client import StudentError, Subject, WorkerLost
+
+
+def _pin_hypothesis_constants() -> None:
+    """Hypothesis (6.131+) mixes the literals of every *local* module in sys.modules into the values it draws, so the
+    examples a submission meets would depend on which grader modules happen to be imported. An empty pool makes
+    the examples depend on the strategies alone."""
+    from hypothesis.internal.conjecture import providers  # private: without it, only that mixing is lost
+
+    if hasattr(providers, "_get_local_constants"):
+        empty = providers.Constants()
+        providers._get_local_constants = lambda: empty
+        providers.CONSTANTS_CACHE.cache.clear()
+
+
+def _private_hypothesis_home() -> None:
+    """Hypothesis caches what it learns about local modules under ./.hypothesis; a grader writes only where it is
+    told to. A home that cannot be created (under /dev/null) makes hypothesis skip its caches, quietly; the checks
+    use no example database."""
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    if not os.getenv("HYPOTHESIS_STORAGE_DIRECTORY"):
+        set_hypothesis_home_dir(os.path.join(os.devnull, "attention-grader-hypothesis"))
+
+
+_pin_hypothesis_constants()
+_private_hypothesis_home()
+
+
+class Failed(Exception):
+    """The property does not hold; the message is the counterexample, written for the student."""
+
+    case: "Case | None" = None  # the shrunk failing inputs, attached by Ctx.prove
+
+
+@dataclass
+class Case:
+    """A failing example's inputs (those of its first call) and the weights the submission and the reference give
+    on them: what the feedback draws and replay prints. The report ignores it."""
+
+    args: tuple
+    kw: dict
+    names: tuple[str, ...] = ("q", "k", "v")  # the exercise's names of the positional inputs
+    weights: torch.Tensor | None = None
+    expected: torch.Tensor | None = None
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    title: str
+    misconception: str
+    hint: str
+    run: Callable[["Ctx"], None]
+
+
+def check(catalogue: dict, id: str, title: str, misconception: str, hint: str):
+    """A decorator that puts the function into `catalogue` as the check `id` (shared.SHARED, or an exercise's own)."""
+
+    def register(fn):
+        catalogue[id] = Check(id, title, misconception, hint, fn)
+        return fn
+
+    return register
+
+
+@dataclass
+class Ctx:
+    subject: Subject
+    exercise: "object"  # an exercises.base.Exercise
+    tolerances: dict  # dtype name -> (rtol, atol)
+    max_examples: int
+    device: str = "cpu"
+    notes: list[str] = field(default_factory=list)
+    first: tuple | None = field(default=None, repr=False)  # (args, kw) of the current example's first call
+
+    # -- running properties ----------------------------------------------------------------------------------
+    def prove(self, strategy, prop, max_examples: int | None = None) -> None:
+        """Run `prop` on examples from `strategy`; the same submission always sees the same examples."""
+
+        @functools.wraps(prop)  # same name and source: hypothesis derives the derandomized seed from them
+        def example(*args, **kwargs):
+            self.first = None
+            return prop(*args, **kwargs)
+
+        test = given(strategy)(example)
+        test = hypothesis.settings(
+            max_examples=max_examples or self.max_examples,
+            derandomize=True,
+            database=None,
+            deadline=None,
+            phases=(Phase.explicit, Phase.generate, Phase.shrink),
+            suppress_health_check=list(HealthCheck),
+            report_multiple_bugs=False,
+            print_blob=False,
+            verbosity=hypothesis.Verbosity.quiet,
+        )(test)
+        try:
+            test()
+        except Failed as e:  # hypothesis ran the shrunk example last, so `first` holds its inputs
+            e.case = self.witness()
+            raise
+
+    def witness(self) -> Case | None:
+        """The failing example's first call again, on the submission and on the reference."""
+        if self.first is None:
+            return None
+        args, kw = self.first
+        case = Case(args, kw, self.exercise.inputs)
+        try:
+            case.weights = self.call(*args, **kw)[1]
+            case.expected = self.ref(*args, **kw)[1]
+        except (Exception, WorkerLost):  # noqa: BLE001 - a picture is a bonus; the verdict stands without it
+            pass
+        return case
+
+    # -- talking to the submission ---------------------------------------------------------------------------
+    def call(self, *args, **kw):
+        """(out, weights) of the submission: the first two parts of its result."""
+        return self.call_all(*args, **kw)[:2]
+
+    def call_all(self, *args, **kw) -> list[torch.Tensor]:
+        """Every tensor of the submission's result, in the exercise's order (a KV cache's too)."""
+        return self._ask(self.subject.call, args, kw)
+
+    def call_inputs(self, *args, **kw):
+        """The result's tensors, then every input tensor as the function left them."""
+        return self._ask(self.subject.call, args, dict(kw, return_inputs=True))
+
+    def grads(self, *args, grad_out, **kw):
+        return self._ask(lambda *a, **k: self.subject.grads(*a, grad_out=grad_out, **k), args, kw, "during backward")
+
+    def _ask(self, fn, args, kw, when: str = ""):
+        """Ask the worker; its failures become messages that name the inputs they happened on."""
+        kw = {**self.exercise.fixed_options(*args), **kw}
+        if self.first is None:
+            self.first = (args, shown(kw))
+        try:
+            return fn(*args, expect=self.exercise.expect(*args, **shown(kw)), **kw)
+        except StudentError as e:
+            raise Failed(_raised(e, args[0], shown(kw), when)) from None
+        except WorkerLost as e:
+            raise WorkerLost(f"{e} ({shape_of(args[0], **shown(kw))})") from None
+
+    def ref(self, *args, **kw):
+        return self.exercise.reference()(*args, **{**self.exercise.fixed_options(*args), **kw})
+
+    def forbidden(self, *args, **kw) -> torch.Tensor:
+        """Where the weights must be exactly 0 for these inputs (bool, broadcastable to the weights)."""
+        return self.exercise.forbidden(*args, **{**self.exercise.fixed_options(*args), **kw})
+
+    # -- inputs in the exercise's layout ---------------------------------------------------------------------
+    def qkv(self, lead=(1, 1), **kw):
+        """The exercise's input tensors, with a check's range of leading dims narrowed to those it takes."""
+        return self.exercise.qkv(lead=lead, **kw)
+
+    def negative_scores(self, **kw):
+        return self.exercise.negative_scores(**kw)
+
+    def tol(self, dtype: torch.dtype) -> tuple[float, float]:
+        """(rtol, atol) for values of this dtype; half precisions fall back to float32's unless the rubric sets them."""
+        name = str(dtype).removeprefix("torch.")
+        return self.tolerances.get(name) or self.tolerances["float32"]
+
+
+def _raised(e: StudentError, q, kw, when: str = "") -> str:
+    where = f"\n    at {e.where.splitlines()[-1]}" if e.where else ""
+    if e.kind == "bad_output":
+        return f"for {shape_of(q, **kw)}: {e}"
+    return f"your function raised {e} {when} for {shape_of(q, **kw)}".replace("  ", " ") + where

@@ -1,0 +1,398 @@
+"""The shared checks: properties every attention exercise has, each beside the misconception it catches and its
+hint. They take their inputs, shapes and forbidden region from the exercise (`ctx`), so they apply to any
+attention exercise unchanged; an exercise's own checks live in its module."""
+
+from __future__ import annotations
+
+import math
+import re
+from functools import partial
+
+import numpy as np
+import torch
+from hypothesis import assume
+
+from grader.checks import strategies as S
+from grader.checks.core import Ctx, Failed, check
+from grader.checks.format import at, fmt, idx, mismatch, perturb, shape_of
+from grader.sandbox.client import StudentError
+
+SHARED: dict = {}
+shared = partial(check, SHARED)
+
+
+@shared(
+    "output_shape",
+    "out has q's shape, weights are [..., T, T], both in the inputs' dtype",
+    "shapes or dtypes that only work for one layout (e.g. transpose(1, 2) instead of transpose(-2, -1))",
+    "Write the function for any leading dims: use q.size(-1), q.size(-2) and k.transpose(-2, -1), and keep the inputs' dtype.",
+)
+def output_shape(ctx: Ctx) -> None:
+    def prop(x):
+        q, k, v = x
+        out, w = ctx.call(q, k, v)
+        for name, t in (("out", out), ("weights", w)):
+            if t.dtype != q.dtype:
+                raise Failed(f"for {shape_of(q)}: {name} has dtype {str(t.dtype).removeprefix('torch.')}, expected {str(q.dtype).removeprefix('torch.')}")
+
+    ctx.prove(ctx.qkv(t=(1, 6), h=(1, 6), lead=(1, 2), dtypes=(np.float32, np.float64)), prop)
+
+
+@shared(
+    "content_dependent",
+    "weights depend on q and k, and out on v",
+    "a fixed mixing rule (zeros, a constant, the input itself, or chapter 4's causal mean) instead of attention",
+    "Attention weights come from the content: weights = softmax(q @ k^T / sqrt(H)) over the visible keys, out = weights @ v.",
+)
+def content_dependent(ctx: Ctx) -> None:
+    def prop(x):
+        q, k, v = x
+        assume(bool((q[..., -1, :] ** 2).sum(-1).min() > 0.5))
+        out, w = ctx.call(q, k, v)
+        k2 = k.clone()
+        k2[..., 0, :] += 2 * q[..., -1, :]  # raises the last query's score on key 0
+        _, w2 = ctx.call(q, k2, v)
+        _, w3 = ctx.call(perturb(q, (..., slice(-1, None), slice(None))), k, v)
+        v2 = v.clone()
+        v2[..., 0, :] += 1
+        out3, _ = ctx.call(q, k, v2)
+        for name, t in (("weights", w), ("out", out)):
+            if not torch.isfinite(t).any():  # NaN != NaN would pass every "it changed" test below
+                raise Failed(f"for {shape_of(q)} with ordinary values, every entry of {name} is NaN or inf")
+        if torch.equal(w, w2) and torch.equal(w, w3):
+            t = q.shape[-2]
+            mean = torch.ones(t, t, dtype=w.dtype).tril()
+            mean = mean / mean.sum(-1, keepdim=True)
+            if torch.allclose(w, mean.expand_as(w), atol=1e-6):
+                raise Failed(
+                    f"for {shape_of(q)} the weights are uniform over the past (1/(i+1)) whatever q and k are: "
+                    "this is chapter 4's causal mean, not attention"
+                )
+            raise Failed(f"for {shape_of(q)}, changing k[..., 0, :] or the last query left every weight unchanged: the weights ignore q and k")
+        if torch.equal(out, out3):
+            raise Failed(f"for {shape_of(q)}, changing v[..., 0, :] left out unchanged: out must be weights @ v")
+
+    ctx.prove(ctx.qkv(t=(2, 5), h=(2, 4), scale=1.0), prop, max_examples=min(ctx.max_examples, 10))
+
+
+@shared(
+    "weights_sum_to_one",
+    "each row of weights sums to 1 over the keys",
+    "softmax over the wrong axis, weights returned before softmax, or a mask applied after softmax",
+    "weights must be a probability distribution over keys: softmax(scores, dim=-1) after masking, and return those.",
+)
+def weights_sum_to_one(ctx: Ctx) -> None:
+    def prop(x):
+        q, k, v = x
+        _, w = ctx.call(q, k, v)
+        rtol, atol = ctx.tol(w.dtype)
+        sums = w.sum(-1)
+        bad = ~torch.isclose(sums, torch.ones_like(sums), rtol=0, atol=max(atol, 10 * rtol))
+        if bad.any():
+            i = idx(sums, bad)
+            raise Failed(f"for {shape_of(q)}: row {at('weights', i + (':',))} sums to {fmt(float(sums[i]))}, expected 1")
+
+    ctx.prove(ctx.qkv(dtypes=(np.float32, np.float64)), prop)
+
+
+@shared(
+    "future_weights_zero",
+    "weights[..., i, j] == 0 for every future key j > i",
+    "no causal mask, a mask that is off by one or the wrong triangle, or a finite fill value such as 0",
+    "Mask the scores where j > i (torch.tril for the allowed part) with -inf before the softmax, so future keys get exactly 0.",
+)
+def future_weights_zero(ctx: Ctx) -> None:
+    def prop(x):
+        q, k, v = x
+        _, w = ctx.call(q, k, v)
+        leak = ctx.forbidden(q, k, v) & (w != 0)
+        if leak.any():
+            i = idx(w, leak)
+            why = ctx.exercise.why_forbidden(i[-2], i[-1])
+            raise Failed(f"for {shape_of(q)}: {at('weights', i)} = {fmt(float(w[i]))}, expected 0 ({why})")
+
+    ctx.prove(ctx.qkv(lead=(1, 2), dtypes=(np.float32, np.float64)), prop)  # [B, heads, T, H] too: T = q.shape[1]
+
+
+@shared(
+    "mask_fill_value",
+    "masked positions get exactly 0 weight even when real scores are very negative, or masked ones very high",
+    "masking with a finite value such as 0 (masked_fill(mask, 0)) or -1e4 instead of -inf",
+    "A masked score must lose against any real score: fill with float('-inf') (or torch.finfo(dtype).min / -1e9 in float32), never 0 or -1e4.",
+)
+def mask_fill_value(ctx: Ctx) -> None:
+    def no_leak(x, large: bool) -> None:
+        q, k, v = x
+        _, w = ctx.call(q, k, v)
+        if large and not torch.isfinite(w).all():
+            return  # scores this large overflow a softmax without the row max: finite_float32's failure, not this one
+        leak = ctx.forbidden(q, k, v) & ((w != 0) | ~torch.isfinite(w))
+        if leak.any():
+            i = idx(w, leak)
+            r, j = i[-2], i[-1]
+            score = lambda key: fmt(float((q[i[:-1]] @ k[i[:-2] + (key,)]) / math.sqrt(q.shape[-1])))
+            scores = (f"score[{r}, {r}] = {score(r)} and the masked score[{r}, {j}] = {score(j)}" if large
+                      else f"every real score negative (score[{r}, {r}] = {score(r)})")
+            raise Failed(
+                f"for {shape_of(q)} with {scores}: {at('weights', i)} = {fmt(float(w[i]))}, expected 0; "
+                f"a masked score must lose to every real one, which a finite fill (0, -1e4), or no mask, does not"
+            )
+
+    def prop(x):
+        no_leak(x, large=False)
+
+    def prop_large(x):  # -1e4 (the old float16 fill) loses to scores of the size finite_float32 draws (to 2.4e4)
+        no_leak(x, large=True)
+
+    ctx.prove(ctx.negative_scores(), prop)
+    ctx.prove(ctx.negative_scores(size=1.5e4, spread=0.125, future_high=True), prop_large)  # |scores| 1.1e4 to 1.9e4
+
+
+@shared(
+    "future_invariance",
+    "changing q, k or v after position i never changes out[..., :i+1, :]",
+    "information leaking from the future: no mask, a 0 fill, a mask after softmax, or softmax over queries",
+    "Position i may only read positions 0..i: mask before the softmax, normalise over keys, and fill with -inf.",
+)
+def future_invariance(ctx: Ctx) -> None:
+    blame = {
+        "q": "the future queries leak into the past (softmax over the query axis?)",
+        "k": "the future keys change the normalisation (mask applied after softmax, or no mask?)",
+        "v": "the future values reach the past outputs (masked weights are not 0: fill 0 instead of -inf, or no mask?)",
+    }
+
+    def prop(x):
+        (q, k, v), i = x
+        out, _ = ctx.call(q, k, v)
+        rtol, atol = ctx.tol(out.dtype)
+        sel = (..., slice(i + 1, None), slice(None))
+        for name in "vkq":
+            args = {"q": q, "k": k, "v": v}
+            args[name] = perturb(args[name], sel)
+            out2, _ = ctx.call(args["q"], args["k"], args["v"])
+            bad = mismatch("out", out2[..., : i + 1, :], out[..., : i + 1, :], rtol, atol)
+            if bad:
+                raise Failed(f"for {shape_of(q)}: changing only {name}[..., {i + 1}:, :] changed {bad.split(' =')[0]} (position <= {i}); {blame[name]}")
+
+    ctx.prove(S.with_position(ctx.qkv()), prop)
+
+
+@shared(
+    "softmax_key_axis",
+    "each query's weights are normalised over the keys, independently of the other queries",
+    "softmax over the query axis (dim=-2 / dim=1) instead of the key axis",
+    "Normalise each row: torch.softmax(scores, dim=-1). With dim=-2 every column sums to 1 and queries share weight.",
+)
+def softmax_key_axis(ctx: Ctx) -> None:
+    def prop(x):
+        (q, k, v), i = x
+        _, w = ctx.call(q, k, v)
+        others = torch.ones(q.shape[-2], dtype=torch.bool)
+        others[i] = False
+        _, w2 = ctx.call(perturb(q, (..., others, slice(None))), k, v)
+        rtol, atol = ctx.tol(w.dtype)
+        bad = mismatch("weights", w2[..., i : i + 1, :], w[..., i : i + 1, :], rtol, atol)
+        if bad:
+            raise Failed(f"for {shape_of(q)}: changing the other queries changed the weights of query {i} ({bad}); each row must be a softmax over keys")
+
+    ctx.prove(S.with_position(ctx.qkv(), last=True), prop)
+
+
+@shared(
+    "finite_float32",
+    "no NaN or inf in float32, large scores included",
+    "exp without subtracting the row maximum (overflow), or a mask that hides a whole row (0/0)",
+    "Use torch.softmax (it subtracts the row max), and make sure every query can see at least itself (the diagonal).",
+)
+def finite_float32(ctx: Ctx) -> None:
+    def prop(x):
+        q, k, v = x
+        out, w = ctx.call(q, k, v)
+        for name, t in (("out", out), ("weights", w)):
+            bad = ~torch.isfinite(t)
+            if bad.any():
+                i = idx(t, bad)
+                top = float((q @ k.transpose(-2, -1)).abs().max() / math.sqrt(q.shape[-1]))
+                big = f" with scores up to {fmt(top)} in size" if top > 1 else ""
+                raise Failed(f"for {shape_of(q)}{big}: {at(name, i)} = {float(t[i])}")
+
+    ctx.prove(ctx.qkv(scale=100.0), prop)
+
+
+SCALES = {"1/sqrt(H)": lambda t, h: h**-0.5, "no scaling": lambda t, h: 1.0, "1/H": lambda t, h: 1 / h, "1/sqrt(T)": lambda t, h: t**-0.5}
+
+
+def fitted_scale(q, k, w) -> float | None:
+    """The c in weights = softmax(c * q @ k^T) that best explains a row of weights (least squares on logs)."""
+    s = (q @ k.transpose(-2, -1)).double()
+    w = w.double()
+    xs, ys = [], []
+    rows = w.reshape(-1, *w.shape[-2:])
+    ss = s.reshape(-1, *s.shape[-2:])
+    for b in range(rows.shape[0]):
+        i = rows.shape[-1] - 1  # the last query sees every key
+        r, sr = rows[b, i], ss[b, i]
+        if (r > 1e-12).all():
+            xs.append(sr - sr.mean())
+            ys.append(torch.log(r) - torch.log(r).mean())
+    if not xs:
+        return None
+    x, y = torch.cat(xs), torch.cat(ys)
+    return float((x @ y) / (x @ x)) if float(x @ x) > 0 else None
+
+
+@shared(
+    "sqrt_scaling",
+    "scores are scaled by 1/sqrt(H), H the head size",
+    "no scaling, scaling by 1/H, or by 1/sqrt(T) (sequence length instead of head size)",
+    "Divide q @ k^T by math.sqrt(H) with H = q.size(-1), the head dimension, not the sequence length.",
+)
+def sqrt_scaling(ctx: Ctx) -> None:
+    # Zero-padding the head dim from H to 4H and doubling q leaves q k^T / sqrt(H) unchanged: no reference needed.
+    def prop(x):
+        q, k, v = x
+        _, w = ctx.call(q, k, v)
+        h = q.shape[-1]
+        pad = lambda t: torch.nn.functional.pad(t, (0, 3 * h))
+        _, w4 = ctx.call(pad(2 * q), pad(k), pad(v))
+        rtol, atol = ctx.tol(w.dtype)
+        bad = mismatch("weights", w4, w, rtol, atol)
+        if bad:
+            raise Failed(f"for {shape_of(q)}, zero-padding H to {4 * h} and doubling q changed the weights ({bad}){_scale_diagnosis(ctx)}")
+
+    ctx.prove(ctx.qkv(dtypes=(np.float64,), scale=1.0), prop)
+
+
+def _scale_diagnosis(ctx: Ctx) -> str:
+    g = torch.Generator().manual_seed(5)
+    t, h = 3, 4  # sqrt(T), H, sqrt(H) and 1 all differ
+    q, k, v = (torch.randn(ctx.exercise.fit((2, t, h)), generator=g, dtype=torch.float64) * 0.7 for _ in range(3))
+    try:
+        _, w = ctx.call(q, k, v)
+    except Failed:
+        return ""
+    c = fitted_scale(q, k, w)
+    if c is None:
+        return ""
+    name, f = min(SCALES.items(), key=lambda kv: abs(math.log(abs(c) + 1e-30) - math.log(kv[1](t, h))))
+    if abs(c / f(t, h) - 1) > 0.05:
+        return f"; your scores look scaled by {fmt(c)} at T={t}, H={h} (expected 1/sqrt(H) = {fmt(h ** -0.5)})"
+    if name == "1/sqrt(H)":
+        return ""
+    return f"; at T={t}, H={h} your scores look scaled by {fmt(c)}, that is {name} (expected 1/sqrt(H) = {fmt(h ** -0.5)})"
+
+
+@shared(
+    "reference_match",
+    "out and weights match the reference implementation",
+    "any numerical difference from softmax(q @ k^T / sqrt(H) masked) @ v",
+    "Compare your function with the formula step by step on a tiny input (T=2, H=2) printed by hand.",
+)
+def reference_match(ctx: Ctx) -> None:
+    def prop(x):
+        q, k, v = x
+        out, w = ctx.call(q, k, v)
+        ref_out, ref_w = ctx.ref(q, k, v)
+        rtol, atol = ctx.tol(q.dtype)
+        bad = mismatch("weights", w, ref_w, rtol, atol) or mismatch("out", out, ref_out, rtol, atol)
+        if bad:
+            f32 = ctx.tol(torch.float32)
+            if q.dtype == torch.float64 and not (mismatch("w", w, ref_w, *f32) or mismatch("o", out, ref_out, *f32)):
+                bad += "; that is float32 precision: is part of it computed in float32 (.float(), a float32 constant)?"
+            raise Failed(f"for {shape_of(q)}: {bad.replace('expected', 'the reference gives')}")
+
+    ctx.prove(ctx.qkv(t=(1, 12), lead=(1, 2), dtypes=(np.float32, np.float64)), prop)
+
+
+@shared(
+    "batch_independence",
+    "each batch element's result depends only on that element",
+    "reductions (max, sum, mean) over the whole tensor instead of per row",
+    "Reduce only over the key axis (dim=-1, keepdim=True); never over dim 0 or the whole tensor.",
+)
+def batch_independence(ctx: Ctx) -> None:
+    def prop(x):
+        q, k, v = x
+        out, w = ctx.call(q, k, v)
+        rest = (slice(1, None),)
+        out2, w2 = ctx.call(perturb(q, rest), perturb(k, rest), perturb(v, rest))
+        rtol, atol = ctx.tol(w.dtype)
+        bad = mismatch("weights", w2[:1], w[:1], rtol, atol) or mismatch("out", out2[:1], out[:1], rtol, atol)
+        if bad:
+            raise Failed(f"for {shape_of(q)}, changing batch elements 1.. changed element 0: {bad.split(' =')[0]}")
+
+    ctx.prove(ctx.qkv(b=(2, 3)), prop)
+
+
+@shared(
+    "inputs_unchanged",
+    "q, k and v are not modified in place",
+    "modifying the inputs in place (q /= sqrt(H), q.mul_(...), masked_fill_ on a view of k)",
+    "Use out-of-place operations (q = q / math.sqrt(H)); the caller still needs q, k and v.",
+)
+def inputs_unchanged(ctx: Ctx) -> None:
+    def prop(x):
+        q, k, v = x
+        *_, q2, k2, v2 = ctx.call_inputs(q, k, v)
+        for name, a, b in (("q", q, q2), ("k", k, k2), ("v", v, v2)):
+            bad = ~((a == b) | (a.isnan() & b.isnan()))
+            if bad.any():
+                i = idx(a, bad)
+                raise Failed(f"for {shape_of(q)}: your function changed {at(name, i)} from {fmt(float(a[i]))} to {fmt(float(b[i]))}")
+
+    ctx.prove(ctx.qkv(), prop, max_examples=min(ctx.max_examples, 10))
+
+
+_DEVICE_ERROR = re.compile(r"expected device|same device|two devices|inputs were on|device type")
+
+
+@shared(
+    "device_placement",
+    "works when q, k, v live on another device (GPU): every tensor it makes is on q's device",
+    "a mask built on the CPU (torch.ones(T, T) without device=q.device), or cached from a call on another device",
+    "Create masks and constants on the inputs' device: torch.ones(T, T, dtype=torch.bool, device=q.device).",
+)
+def device_placement(ctx: Ctx) -> None:
+    for shape in [(2, 3, 4), (2, 2, 5, 3)]:
+        q = torch.randn(ctx.exercise.fit(shape), generator=torch.Generator().manual_seed(1))
+        k, v = q.flip(-2), q * 0.5
+        if ctx.device == "cuda":  # real data crosses back, so compare it
+            rtol, atol = ctx.tol(q.dtype)
+            out, w = ctx.call(q, k, v)
+            ref_out, ref_w = ctx.ref(q, k, v)
+            bad = mismatch("out", out, ref_out, rtol, atol) or mismatch("weights", w, ref_w, rtol, atol)
+            if bad:
+                raise Failed(f"on cuda, for {shape_of(q)}: {bad}")
+            continue
+        # Meta tensors have no data: an op mixing them with a CPU tensor raises, and a result that silently
+        # came back on the CPU (meta @ cpu) is caught by the worker's device check on out and weights.
+        try:
+            ctx.subject.devices("meta", q, k, v, expect=ctx.exercise.expect(q, k, v), **ctx.exercise.fixed_options(q, k, v))
+        except StudentError as e:
+            if _DEVICE_ERROR.search(str(e)):
+                raise Failed(f"with {shape_of(q)} on a non-CPU device (simulated with meta tensors): {e}") from None
+            # anything else (.item() on meta, say) tells nothing about devices
+
+
+@shared(
+    "gradients",
+    "backward runs and the gradients of q, k, v are finite and match the reference's",
+    "breaking autograd (.detach(), .data, numpy round trips, torch.no_grad) or a non-differentiable trick",
+    "Build the result from differentiable torch ops on q, k, v; avoid .detach(), .data, .numpy() and torch.no_grad().",
+)
+def gradients(ctx: Ctx) -> None:
+    def prop(x):
+        (q, k, v), g = x
+        gq, gk, gv = ctx.grads(q, k, v, grad_out=g)
+        qq, kk, vv = (t.clone().requires_grad_(True) for t in (q, k, v))
+        out, _ = ctx.ref(qq, kk, vv)
+        (out * g).sum().backward()  # the same grads; autograd.backward(out, g) imports sympy to check shapes
+        rtol, atol = ctx.tol(q.dtype)
+        for name, got, want in (("q", gq, qq.grad), ("k", gk, kk.grad), ("v", gv, vv.grad)):
+            bad = mismatch(f"grad of {name}", got, want, rtol * 10, atol * 10)
+            if bad:
+                raise Failed(f"for {shape_of(q)}, loss = sum(out * g): {bad.replace('expected', 'the reference gives')}")
+
+    ctx.prove(S.with_grad(ctx.qkv(dtypes=(np.float64,), scale=2.0)), prop, max_examples=min(ctx.max_examples, 10))
+
+

@@ -1,0 +1,87 @@
+"""What an exercise is: everything about one graded function that the rest of the grader asks for.
+
+An exercise module builds one `Exercise` and registers it in `grader.exercises` (the one place). The loader, the
+worker, the shared checks, diagnosis, the heatmap and replay take from it the names, the call, the result's
+parts, the reference, the inputs, the expected shapes and the forbidden region; nothing else knows an exercise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import torch
+
+from grader.checks import strategies as S
+from grader.checks.format import future
+from grader.checks.shared import SHARED
+
+OUT = {"labels": ["out"], "what": "output", "names": ["output", "out", "hidden_states", "context"]}
+WEIGHTS = {"labels": ["weights"], "what": "weights", "names": ["weights", "attn", "attention_weights", "attn_weights"]}
+
+
+@dataclass(frozen=True)
+class Variants:
+    """The reference with known bugs planted, for diagnosis: `plant(*args, bugs=frozenset(names), **kw)` gives
+    (out, weights); `mistakes` explains each name to a student; mistakes in one of `groups` exclude each other; an
+    `alone` mistake replaces the whole computation; `probes` are fixed inputs (args, kw) on which they differ."""
+
+    mistakes: dict[str, str]
+    groups: list[tuple[str, ...]]
+    alone: tuple[str, ...]
+    plant: Callable
+    probes: Callable[[], list[tuple[tuple, dict]]]
+
+
+@dataclass(frozen=True)
+class Exercise:
+    name: str
+    entry_points: tuple[str, ...]
+    reference: Callable[[], Callable]  # imported lazily; gives a tuple of the result's parts: only the grader loads it
+    checks: dict = field(default_factory=dict)  # the exercise's own checks, beside the shared ones
+    inputs: tuple[str, ...] = ("q", "k", "v")  # the function's positional inputs, as messages name them
+    results: tuple[dict, ...] = (OUT, WEIGHTS)  # the result's parts (sandbox.worker.serve.adapt reads them)
+    lead: tuple[int, int] = (1, 6)  # how many dims before [T, H] the function must accept (min, max)
+    heads: tuple[int, int] = (1, 2)  # sizes of a drawn heads dim (a multi-head exercise needs 2+ to show head mixing)
+    variants: Variants | None = None  # planted bugs for diagnosis; None: no diagnosis
+    forbidden_caption: str = "the future (j > i)"  # what the heatmap hatches, in words
+
+    def expect(self, q, k, v, **kw) -> list[tuple[int, ...]]:
+        """Shapes of (out, weights) for these inputs: out like q with v's last dim, weights [..., T, T]."""
+        t = q.shape[-2]
+        return [tuple(q.shape[:-1]) + (v.shape[-1],), tuple(q.shape[:-2]) + (t, t)]
+
+    def fixed_options(self, *args) -> dict:
+        """Keyword options every call of the shared checks passes (a window size, say): none by default."""
+        return {}
+
+    def forbidden(self, q, k, v, causal: bool = True, **kw) -> torch.Tensor:
+        """Where the weights must be exactly 0: [T, T] or broadcastable to the weights."""
+        t = q.shape[-2]
+        return future(t) if causal else torch.zeros(t, t, dtype=torch.bool)
+
+    def why_forbidden(self, i: int, j: int) -> str:
+        return f"key {j} is in the future of query {i}"
+
+    # -- inputs --------------------------------------------------------------------------------------------
+    def leads(self, lo: int, hi: int) -> tuple[int, int]:
+        """A check's range of leading dims, narrowed to the ones this exercise takes (unchanged when it fits)."""
+        lo = min(max(lo, self.lead[0]), self.lead[1])
+        return lo, max(min(hi, self.lead[1]), lo)
+
+    def fit(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        """A fixed input shape with size-1 dims after the batch dim until it has as many leading dims as required."""
+        missing = max(0, self.lead[0] - (len(shape) - 2))
+        return shape[:1] + (1,) * missing + shape[1:]
+
+    def qkv(self, lead=(1, 1), **kw):
+        """S.qkv with the check's range of leading dims narrowed to the exercise's, and its heads sizes."""
+        return S.qkv(lead=self.leads(*lead), **{"heads": self.heads, **kw})
+
+    def negative_scores(self, **kw):
+        return S.negative_scores(lead=self.lead[0], **kw)
+
+    @property
+    def catalogue(self) -> dict:
+        """Every check a rubric of this exercise may name: the shared ones and its own."""
+        return {**SHARED, **self.checks}

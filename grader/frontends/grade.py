@@ -1,0 +1,225 @@
+"""Grade every submission in one or more folders: in parallel, resumable, with a gradebook and a class summary.
+
+Each direct child of a folder is one submission (a .py file, a notebook or a folder). Finished grades go to an
+SQLite gradebook in --out as they come, keyed by the content hashes of the submission, the rubric and the grader,
+so a re-run (after Ctrl-C, kill -9, or with new submissions) grades only what is missing or changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import sys
+import time
+from pathlib import Path
+
+from grader.frontends import options
+
+SKIP = ("README", "readme")  # notes beside the submissions, not submissions
+
+
+class BadInput(Exception):
+    """One line for the teacher; exit status 2."""
+
+
+def _workers(text: str) -> int:
+    import argparse
+
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of processes >= 1, not {text!r}")
+    return int(text)
+
+
+def add_arguments(p) -> None:
+    p.add_argument("dirs", nargs="+", metavar="DIR", help="folders whose direct children are submissions")
+    options.add_rubric(p.add_argument)
+    p.add_argument("--out", default="grades", help="output folder, also the resumable gradebook (default: grades)")
+    p.add_argument("--workers", type=_workers, default=os.cpu_count() or 1,
+                   help="grader processes working at once (default: the number of CPUs)")
+    options.add_reading(p.add_argument)
+    p.add_argument("--force", action="store_true", help="grade every submission again, even unchanged ones")
+
+
+def submissions(dirs: list[str], out: Path) -> dict[str, Path]:
+    """name -> path for every submission, sorted by name; the output folder is never a submission."""
+    found: dict[str, Path] = {}
+    for d in dirs:
+        folder = Path(d)
+        if not folder.is_dir():
+            raise BadInput(f"{d}: not a folder")
+        for child in sorted(folder.iterdir()):
+            if child.name.startswith((".", "_")) or child.name.startswith(SKIP) or child.resolve() == out.resolve():
+                continue
+            if not (child.is_dir() or child.suffix in (".py", ".ipynb")):
+                continue
+            if child.name in found:
+                raise BadInput(f"two submissions named {child.name!r}: {found[child.name]} and {child}")
+            found[child.name] = child
+    if not found:
+        raise BadInput(f"no submissions (.py files, notebooks or folders) in {', '.join(dirs)}")
+    return dict(sorted(found.items()))
+
+
+def run(args) -> int:
+    from grader.frontends import store as gradebook
+    from grader.grading.rubric import RubricError, load  # here, not at the top: `import grader.cli` must not import torch
+
+    out = Path(args.out)
+    try:
+        subs = submissions(args.dirs, out)
+        if out.exists() and not out.is_dir():
+            raise BadInput(f"--out {out}: exists and is not a folder")
+        rubric = load(args.rubric)
+        store = gradebook.Store(out)
+    except (RubricError, BadInput) as e:
+        print(f"attention-grader: {e}", file=sys.stderr)
+        return 2
+    except sqlite3.DatabaseError as e:
+        print(f"attention-grader: {out / gradebook.DB_NAME}: not a usable gradebook ({e}); move it away to start afresh",
+              file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"attention-grader: {e.filename or out}: {e.strerror}", file=sys.stderr)
+        return 2
+    reading = options.reading(vars(args).get)
+    key = gradebook.grader_hash(rubric, reading.as_dict())
+    hashes = {name: gradebook.submission_hash(path) for name, path in subs.items()}
+    todo = [n for n in subs if args.force or not store.current(n, hashes[n], key) or not (out / n / "feedback.md").exists()]
+    print(f"{len(subs)} submissions: {len(todo)} to grade, {len(subs) - len(todo)} unchanged since the last run",
+          file=sys.stderr)
+    errors: dict[str, str] = {}
+    if todo:
+        try:
+            errors = _grade_all([(n, subs[n], hashes[n]) for n in todo], rubric, reading.as_dict(), out,
+                                min(args.workers, len(todo)), lambda name, h, grade: store.put(name, h, key, grade))
+        except KeyboardInterrupt:
+            left = sum(not store.current(n, hashes[n], key) for n in subs)
+            print(f"\nattention-grader: interrupted; {len(subs) - left} of {len(subs)} graded and saved in {out}."
+                  " Run the same command again to grade the rest.", file=sys.stderr)
+            return 130
+    _finish(out, store.grades(list(subs)), rubric.order())
+    store.close()
+    for name, why in sorted(errors.items()):
+        print(f"attention-grader: {name}: not graded: {why}", file=sys.stderr)
+    if errors:
+        print(f"attention-grader: {len(errors)} submissions not graded; run the same command again to retry them",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+def _finish(out: Path, grades, check_ids: list[str]) -> None:
+    """Every file from the database, then the gradebook table and the class summary on the terminal."""
+    from tabulate import tabulate
+
+    from grader.reports import gradebook, summary
+    from grader.reports.text import points
+
+    gradebook.export(out, grades, check_ids)
+    text = summary.write(out, grades)
+    rows = [[g.submission, f"{points(g.score)}/{points(g.max_score)}",
+             ", ".join(o.id for o in g.outcomes if o.status == "failed")] for g in grades]
+    print(tabulate(rows, headers=["submission", "score", "failed checks"]))
+    print()
+    print(text.replace(f"![score histogram]({summary.PNG})", f"Histogram: {out / summary.PNG}"), end="")
+    print(f"\nWritten to {out}: gradebook.csv, summary.md, and per submission results.json, junit.xml, feedback.md/.html")
+
+
+# -- the pool ------------------------------------------------------------------------------------------------
+def _grade_all(todo: list[tuple[str, Path, str]], rubric, loading: dict, out: Path, workers: int, save) -> dict[str, str]:
+    """Grade in `workers` grader processes; `save(name, hash, grade dict)` each grade as it arrives.
+
+    Grader processes are spawned fresh (not forked from this one), import torch once each, and start their own
+    fork server whose forked workers run the student code, a fresh one per submission. Each writes the
+    submission's feedback pages (their pictures need the failing tensors) and sends back the grade as JSON text.
+    Returns name -> why for submissions that could not be graded.
+    """
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    before = set(multiprocessing.active_children())
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_start_grader, initargs=(rubric.model_dump_json(), rubric.origin, os.getpid()))
+    progress = Progress(len(todo), workers)
+    errors = {}
+    try:
+        futures = {pool.submit(_grade, str(path), str(out / name), loading): (name, h) for name, path, h in todo}
+        for future in as_completed(futures):
+            name, h = futures[future]
+            try:
+                save(name, h, json.loads(future.result()))
+            except Exception as e:  # noqa: BLE001 - a grader process that died or raised loses only its own
+                errors[name] = f"{type(e).__name__}: {e}".splitlines()[0]
+            progress.step()
+    except BaseException:
+        for proc in set(multiprocessing.active_children()) - before:
+            proc.kill()  # their workers see the socket close and exit; the fork servers follow
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+    return errors
+
+
+_rubric = None
+
+
+def _start_grader(rubric_json: str, origin: str, parent: int) -> None:
+    """In each grader process: die with the batch process (even on kill -9), leave Ctrl-C to it, warm up."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG (Linux)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:
+        os._exit(1)
+    import torch
+
+    torch.set_num_threads(1)  # before any op: N graders share N cores, and idle OpenMP threads spin
+    from grader.grading.rubric import Rubric
+    from grader.sandbox import spawn
+
+    spawn.warm_up(meta=True)  # a fork server for many workers: they inherit the meta kernels
+    global _rubric
+    _rubric = Rubric.model_validate_json(rubric_json)
+    _rubric._origin = origin  # as rubric.load sets it: the replay commands in the feedback name it
+    import grader.grading.engine  # noqa: F401 - its imports (hypothesis, the reference) overlap the fork server's start
+
+
+def _grade(path: str, folder: str, loading: dict) -> str:
+    from grader.grading.engine import Grading
+    from grader.reports import feedback_page
+    from grader.submission.reading import Reading
+
+    grade = Grading(path, _rubric, reading=Reading(**loading)).finish()
+    feedback_page.write(grade, folder)
+    return json.dumps(grade.as_dict())
+
+
+class Progress:
+    """count, rate and ETA: one redrawn line on a terminal, a plain line every 10% or 30 s otherwise."""
+
+    def __init__(self, total: int, workers: int, stream=None):
+        self.total, self.done = total, 0
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty()
+        self.start = self.last = time.monotonic()
+        self.stream.write(f"grading {total} submissions with {workers} grader processes\n")
+        self.stream.flush()
+
+    def step(self) -> None:
+        self.done += 1
+        now = time.monotonic()
+        rate = self.done / max(now - self.start, 1e-9)
+        eta = int((self.total - self.done) / rate)
+        line = f"graded {self.done}/{self.total}  {rate:.2f}/s  ETA {eta // 60}:{eta % 60:02d}"
+        if self.tty:
+            bar = "#" * (20 * self.done // self.total)
+            self.stream.write(f"\r[{bar:<20}] {line}   " + ("\n" if self.done == self.total else ""))
+        elif self.done == self.total or now - self.last >= 30 or self.done % max(1, self.total // 10) == 0:
+            self.stream.write(line + "\n")
+            self.last = now
+        self.stream.flush()

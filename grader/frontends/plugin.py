@@ -1,0 +1,168 @@
+"""pytest plugin: `pytest --submission PATH` collects one item per rubric check and grades that file.
+
+Without --submission every hook returns at once, so pytest behaves as if the plugin were not installed.
+Imports of torch and the grader happen only when grading, so an ordinary pytest run pays nothing for them.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import gc
+import sys
+
+import pytest
+
+_KEY = pytest.StashKey["_State"]()
+
+
+def pytest_addoption(parser):
+    from grader.frontends import options
+
+    group = parser.getgroup("attention-grader", "grading attention submissions")
+    group.addoption("--submission", metavar="PATH", help="grade this .py file, notebook or folder (runs only its checks)")
+    group.addoption("--grade-json", metavar="FILE", help="write Gradescope results.json here")
+    group.addoption("--device", default="cpu", choices=["cpu", "cuda"], help="device for the device_placement check")
+    options.add_submission_options(group.addoption)
+
+
+@contextlib.contextmanager
+def _without_assert_rewriting(config):
+    """pytest rewrites the asserts of every module in a plugin's distribution, hypothesis and this one included,
+    and with no bytecode cache (PYTHONDONTWRITEBYTECODE, a read-only site-packages) it does so on every run.
+    Grading reports through its own messages, never through a rewritten assert, so its imports skip the hook."""
+    hook = config.pluginmanager.rewrite_hook
+    if hook not in sys.meta_path:
+        yield
+        return
+    at = sys.meta_path.index(hook)
+    sys.meta_path.remove(hook)
+    try:
+        yield
+    finally:
+        sys.meta_path.insert(at, hook)
+
+
+class _State:
+    def __init__(self, config):
+        from grader.frontends import options
+        from grader.sandbox import spawn
+
+        spawn.warm_up()  # first: the fork server imports torch while this process does
+        atexit.register(gc.freeze)  # then the interpreter's last collections skip torch's objects
+        with _without_assert_rewriting(config):
+            from grader.grading.engine import Grading
+            from grader.grading.rubric import RubricError, load
+
+        if config.getoption("device") == "cuda":
+            import torch
+
+            if not torch.cuda.is_available():
+                pytest.exit("--device cuda: no CUDA device is available on this machine", returncode=2)
+        try:
+            self.rubric = load(config.getoption("rubric"))
+        except RubricError as e:
+            pytest.exit(str(e), returncode=2)
+
+        self.grading = Grading(
+            config.getoption("submission"),
+            self.rubric,
+            device=config.getoption("device"),
+            reading=options.reading(config.getoption),
+        )
+        self.grade = None
+
+
+def _state(config) -> _State | None:
+    return config.stash.get(_KEY, None)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config):
+    if config.getoption("submission", None):
+        config.stash[_KEY] = _State(config)
+
+
+class CheckFailure(Exception):
+    pass
+
+
+class CheckItem(pytest.Item):
+    def __init__(self, *, check_id: str, **kw):
+        super().__init__(**kw)
+        self.check_id = check_id
+
+    def runtest(self):
+        outcome = _state(self.config).grading.outcome(self.check_id)
+        if outcome.status == "skipped":
+            pytest.skip(outcome.message)
+        if outcome.status == "failed":
+            from grader.reports.text import feedback
+
+            raise CheckFailure(feedback(outcome))
+
+    def repr_failure(self, excinfo):
+        if isinstance(excinfo.value, CheckFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self):
+        return self.path, None, f"check {self.check_id}"
+
+
+class SubmissionCollector(pytest.Collector):
+    def collect(self):
+        state = _state(self.config)
+        for cid in state.rubric.order():
+            yield CheckItem.from_parent(self, name=cid, check_id=cid)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection(session):
+    """Collect the rubric's checks and nothing else, from whatever folder pytest runs in."""
+    state = _state(session.config)
+    if state is None:
+        return None
+    from pathlib import Path
+
+    path = Path(session.config.getoption("submission")).resolve()
+    collector = SubmissionCollector.from_parent(session, name=path.name, path=path, nodeid=path.name)
+    hook = session.config.hook
+    report = collector.ihook.pytest_make_collect_report(collector=collector)
+    hook.pytest_collectreport(report=report)  # the terminal's "collected N items"
+    items = list(report.result)
+    session.testscollected = len(items)
+    hook.pytest_collection_modifyitems(session=session, config=session.config, items=items)
+    session.items = items
+    hook.pytest_collection_finish(session=session)
+    return True
+
+
+def pytest_sessionfinish(session, exitstatus):
+    state = _state(session.config)
+    if state is None:
+        return
+    from grader.reports.gradescope import write_json
+
+    try:
+        state.grading.diagnose()  # needs the worker, so before close
+    finally:
+        state.grading.close()
+    state.grade = grade = state.grading.summary()
+    path = session.config.getoption("grade_json")
+    if path:
+        write_json(path, grade)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    state = _state(config)
+    if state is None or state.grade is None:
+        return
+    from grader.reports.text import left_out, table
+
+    terminalreporter.section(f"attention-grader: {state.grade.submission} ({state.rubric.name})")
+    terminalreporter.write_line(table(state.grade))
+    for line in left_out(state.grade):
+        terminalreporter.write_line(line)
+    for m in state.grade.mistakes():
+        terminalreporter.write_line(f"Likely mistake: {m}")

@@ -1,0 +1,219 @@
+"""The grading engine: one submission, one rubric -> one outcome per check, in dependency order.
+
+Both the pytest plugin (one item per check) and the command line use this, so they give the same verdicts.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import hypothesis.errors
+import torch
+
+from grader.checks.core import Case, Ctx, Failed
+from grader.exercises import EXERCISES
+from grader.grading import diagnosis
+from grader.grading.outcome import Failure, Grade, Outcome, Status
+from grader.grading import DEFAULT_RUBRIC
+from grader.grading.rubric import Rubric
+from grader.sandbox import confinement
+from grader.sandbox.client import StudentError, Subject, WorkerLost
+from grader.submission import loader, policy
+from grader.submission.reading import Reading
+from grader.submission.source import LoadError, Source
+
+torch.set_num_threads(1)  # the grader's tensors are tiny: more threads only add a wake-up to every op
+
+
+FLAKY = "your function gave different results for the same inputs (is it random, or does it keep state between calls?)"
+
+
+def environment() -> list[str]:
+    """Which walls were up around the submission's worker (they depend on the machine, see walls_host.walls)."""
+    up = confinement.walls()
+    walls = ["wall-clock deadlines, address-space, CPU-time and output limits"]
+    if up["mounts"] is None:
+        walls.append("a private file system view (its own size-capped working folder and /tmp, the reference hidden)")
+    else:
+        walls.append(f"a private temporary working folder, but no private file system view ({up['mounts']})")
+    if up["net"] is None:
+        walls.append("no network (own network namespace)")
+    else:
+        walls.append(f"network NOT blocked ({up['net']})")
+    if up["uid"] is None:
+        walls.append("its own uid per worker, with a process cap; every process it starts is killed afterwards")
+    else:
+        walls.append(f"no uid of its own ({up['uid']}): leftover processes are killed by process group only")
+    return walls
+
+
+def replay_command(path: str | Path, rubric: str, check_id: str, reading: Reading) -> str:
+    """The one-line command that replays `check_id` on `path`, with the options that read its code the same way."""
+    cmd = shlex.join(["attention-grader", "replay", str(path), "--check", check_id, *reading.argv()])
+    return cmd if rubric == DEFAULT_RUBRIC else f"{cmd} --rubric {shlex.quote(rubric)}"
+
+
+class Grading:
+    def __init__(self, path: str | Path, rubric: Rubric, *, device: str = "cpu", reading: Reading = Reading()):
+        self.path = Path(path)
+        self.rubric = rubric
+        self.exercise = EXERCISES[rubric.exercise]
+        self.catalogue = self.exercise.catalogue
+        self.device = device
+        self.reading = reading
+        self.outcomes: dict[str, Outcome] = {}
+        self.failures: dict[str, Failure] = {}
+        self.source: Source | None = None
+        self.subject: Subject | None = None
+        self.cases: dict[str, Case | None] = {}
+        self.diagnosis: list[str] = []
+
+    # -- one check -------------------------------------------------------------------------------------------
+    def outcome(self, cid: str) -> Outcome:
+        if cid not in self.outcomes:
+            spec = self.rubric.checks[cid]
+            for dep in spec.depends:
+                if self.outcome(dep).status is not Status.PASSED:
+                    self.outcomes[cid] = self._make(cid, Status.SKIPPED, f"skipped: {dep} did not pass")
+                    return self.outcomes[cid]
+            status, message = self._run(cid)
+            self.outcomes[cid] = self._make(cid, status, message)
+        return self.outcomes[cid]
+
+    def _make(self, cid: str, status: Status, message: str) -> Outcome:
+        spec = self.rubric.checks[cid]
+        entry = self.catalogue.get(cid)
+        shown = entry and status is Status.FAILED and spec.visibility == "visible"
+        return Outcome(
+            id=cid,
+            title=entry.title if entry else _BUILTIN_TITLES[cid],
+            status=status,
+            points=spec.points if status is Status.PASSED else 0.0,
+            max_points=spec.points,
+            message=message,
+            visibility=spec.visibility,
+            hint=spec.hint or (entry.hint if entry else ""),
+            misconception=entry.misconception if entry else "",
+            replay=replay_command(self.path, self.rubric.origin, cid, self.reading) if shown else "",
+            failure=self.failures.get(cid, Failure.WRONG) if status is Status.FAILED else None,
+            case=self.cases.get(cid),
+        )
+
+    def _run(self, cid: str) -> tuple[Status, str]:
+        if cid == "loads":
+            return self._load()
+        if cid == "policy":
+            return self._policy()
+        if self.subject is None and self.outcome("loads").status is not Status.PASSED:  # a check that forgot `depends`
+            return Status.SKIPPED, "skipped: loads did not pass"
+        spec = self.rubric.checks[cid]
+        ctx = Ctx(
+            subject=self.subject,
+            exercise=self.exercise,
+            tolerances={k: (t.rtol, t.atol) for k, t in self.rubric.tolerances.items()},
+            max_examples=spec.max_examples or self.rubric.hypothesis.max_examples,
+            device=self.device,
+        )
+        torch.manual_seed(0)
+        try:
+            self.catalogue[cid].run(ctx)
+        except Failed as e:
+            self.cases[cid] = e.case
+            return Status.FAILED, str(e)
+        except WorkerLost as e:
+            self.failures[cid] = Failure.LOST
+            return Status.FAILED, str(e)
+        except hypothesis.errors.Flaky:
+            return Status.FAILED, FLAKY
+        except Exception as e:  # noqa: BLE001 - a grader bug must not lose the other checks' results
+            self.failures[cid] = Failure.GRADER
+            return Status.FAILED, f"grader error while checking ({type(e).__name__}: {e}); please report this to your teacher"
+        return Status.PASSED, ""
+
+    def _load(self) -> tuple[Status, str]:
+        self.failures["loads"] = Failure.NOT_LOADED
+        try:
+            self.source, entry = loader.read(self.path, self.rubric.names, self.exercise.inputs, self.reading)
+        except LoadError as e:
+            self.source = getattr(e, "source", None)  # what definitions-only loading left out explains a missing name
+            return Status.FAILED, str(e)
+        self.subject = Subject(self.source, entry, list(self.exercise.results), self.exercise.inputs, self.rubric.limits,
+                               device="cuda" if self.device == "cuda" else "cpu")
+        try:
+            self.subject.load()
+        except (StudentError, WorkerLost) as e:
+            return Status.FAILED, str(e)
+        return Status.PASSED, f"found {entry} in {Path(self.source.filename).name}"
+
+    def _policy(self) -> tuple[Status, str]:
+        pol = self.rubric.policy
+        found = policy.violations(self.source.code, pol.forbidden_imports) if self.source else []
+        if self.subject is not None:
+            found += [f"tried to import {name!r} while running" for name in sorted(self.subject.blocked)]
+        if found:
+            return Status.FAILED, f"{pol.message} ({'; '.join(found[:3])})"
+        return Status.PASSED, ""
+
+    # -- the whole rubric ------------------------------------------------------------------------------------
+    def finish(self) -> Grade:
+        try:
+            for cid in self.rubric.order():
+                self.outcome(cid)
+            self.diagnose()
+        finally:
+            self.close()
+        return self.summary()
+
+    def diagnose(self) -> None:
+        """Name the known mistake behind the failures, while the worker is still there to ask."""
+        loads = self.outcomes.get("loads")
+        if self.subject is None or loads is None or loads.status is not Status.PASSED:
+            return  # a file that did not load would only be run again
+        if not any(o.status is Status.FAILED for o in self.outcomes.values()):
+            return
+        call = lambda *args, **kw: self.subject.call(*args, expect=self.exercise.expect(*args, **kw), **kw)[:2]
+        try:
+            self.diagnosis = diagnosis.diagnose(self.exercise.variants, call)
+        except WorkerLost:
+            self.diagnosis = []
+
+    def summary(self) -> Grade:
+        """The grade from the checks run so far; any not run (pytest -k, -x) count as 0 and say so."""
+        outcomes = [
+            self.outcomes.get(c) or self._make(c, Status.NOT_RUN, "not run in this session (deselected or stopped early)")
+            for c in self.rubric.order()
+        ]
+        score = sum(o.points for o in outcomes)
+        pol = self.rubric.policy
+        if "policy" in self.outcomes and self.outcomes["policy"].status is Status.FAILED:
+            score = 0.0 if pol.on_violation == "zero" else max(0.0, score - pol.deduct) if pol.on_violation == "deduct" else score
+        return Grade(
+            submission=self.path.name,
+            rubric=self.rubric.name,
+            outcomes=outcomes,
+            score=round(score, 4),
+            max_score=self.rubric.max_score,
+            skipped_code=list(self.source.skipped) if self.source else [],
+            notes=(list(self.source.notes) if self.source else []) + self._output_note(),
+            environment=environment(),
+            output=self.subject.output() if self.subject else "",
+            diagnosis=list(self.diagnosis),
+            exercise=self.exercise.name,
+        )
+
+    def _output_note(self) -> list[str]:
+        if self.subject is None or not self.subject.output_overflowed:
+            return []
+        kib = self.rubric.limits.output_kb
+        return [f"output too large: the submission printed more than {kib} KiB; the rest was dropped"]
+
+    def close(self) -> None:
+        if self.subject is not None:
+            self.subject.close()
+
+
+_BUILTIN_TITLES = {
+    "loads": "the file runs and defines the function",
+    "policy": "the submission does not import the grader or its reference",
+}

@@ -1,0 +1,85 @@
+"""What grading produces, as data: one `Outcome` per check and the `Grade` of a submission. Statuses are enums;
+the words are the reports' business."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+
+from grader.checks.core import Case
+from grader.exercises import EXERCISES
+from grader.grading.diagnosis import explain
+
+
+class Status(StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"
+    SKIPPED = "skipped"  # a prerequisite did not pass
+    NOT_RUN = "not run"  # deselected (pytest -k) or stopped early (-x)
+
+
+class Failure(StrEnum):
+    """Why a check failed: a verdict on the function, or a submission that could not be graded in full."""
+
+    WRONG = "wrong"  # the property does not hold, or the function raised: a verdict
+    NOT_LOADED = "not loaded"  # the file did not run or defines no entry point
+    LOST = "lost"  # the worker timed out, ran out of memory or died
+    GRADER = "grader error"  # a bug of ours
+
+    @property
+    def errored(self) -> bool:
+        return self is not Failure.WRONG
+
+
+@dataclass
+class Outcome:
+    id: str
+    title: str
+    status: Status
+    points: float
+    max_points: float
+    message: str = ""
+    visibility: str = "visible"
+    hint: str = ""
+    misconception: str = ""
+    replay: str = ""  # a command that runs this check again on the same submission (failed visible checks)
+    failure: Failure | None = None  # set when failed
+    case: Case | None = field(default=None, compare=False, repr=False)  # the failing inputs, for the feedback's pictures
+
+    def __post_init__(self):  # a stored grade comes back as plain strings
+        self.status = Status(self.status)
+        self.failure = Failure(self.failure) if self.failure else None
+
+
+@dataclass
+class Grade:
+    submission: str
+    rubric: str
+    outcomes: list[Outcome]
+    score: float
+    max_score: float
+    skipped_code: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    environment: list[str] = field(default_factory=list)
+    output: str = ""
+    diagnosis: list[str] = field(default_factory=list)  # names of known mistakes the behaviour matches
+    exercise: str = ""  # whose mistakes the diagnosis names
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        for o in d["outcomes"]:
+            del o["case"]  # tensors: not data for a report
+        return d
+
+    def mistakes(self) -> list[str]:
+        """The diagnosis in words: 'zero fill: future scores are filled with 0 ...'."""
+        exercise = EXERCISES.get(self.exercise)
+        return [explain(d, exercise.variants if exercise else None) for d in self.diagnosis]
+
+    def problems(self) -> str:
+        """Why the submission could not be graded in full: it did not load, or a worker timed out or died."""
+        loads = next((o for o in self.outcomes if o.id == "loads"), None)
+        if loads is not None and loads.status is Status.FAILED:
+            return "loads failed: " + loads.message.splitlines()[0]
+        lost = [o for o in self.outcomes if o.failure is not None and o.failure.errored]
+        return "; ".join(f"{o.id}: {o.message.splitlines()[0]}" for o in lost)

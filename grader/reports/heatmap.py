@@ -1,0 +1,78 @@
+"""The picture of a failing case: the submission's attention weights beside the reference's, values written in,
+the region the exercise forbids hatched, so that a student sees at a glance where weight goes that should not."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import torch
+
+from grader.exercises import EXERCISES
+from grader.grading.outcome import Grade, Outcome, Status
+from grader.reports.text import reveals
+
+
+def pictured(grade: Grade) -> Outcome | None:
+    """The failed visible check with the smallest case on which the weights differ from the reference's (T=1 only
+    when nothing larger failed: one cell shows no pattern)."""
+    def differs(o: Outcome) -> bool:
+        c = o.case
+        return c is not None and c.weights is not None and c.expected is not None and not torch.allclose(
+            c.weights.double(), c.expected.double(), rtol=1e-4, atol=1e-6, equal_nan=True)
+
+    shown = [o for o in grade.outcomes if o.status is Status.FAILED and reveals(o) and differs(o)]
+    return min(shown, key=lambda o: (o.case.weights.shape[-1] < 2, o.case.weights.shape[-1], o.case.weights.numel()), default=None)
+
+
+def worst(case) -> tuple[int, ...]:
+    """The leading index (batch, heads) of the [T, T] slice where the weights differ from the reference's most."""
+    lead = tuple(case.weights.shape[:-2])
+    if not lead:
+        return ()
+    bad = ~torch.isclose(case.weights.double(), case.expected.double(), rtol=1e-4, atol=1e-6, equal_nan=True)
+    i = int(bad.reshape(-1, *bad.shape[-2:]).sum((1, 2)).argmax())
+    return tuple(int(x) for x in np.unravel_index(i, lead))
+
+
+def heatmap(o: Outcome, exercise: str) -> bytes:
+    """PNG: the case's weights, the submission's beside the reference's, values written in, and hatched where the
+    exercise forbids any weight (the future, for causal attention)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
+
+    case = o.case
+    where = worst(case)
+    t = case.weights.shape[-1]
+    ex = EXERCISES[exercise]
+    forbidden = ex.forbidden(*case.args, **case.kw).expand(case.weights.shape)[where]
+    fig, axes = plt.subplots(1, 2, figsize=(max(6.5, 3 + 1.6 * t), 2.5 + 0.7 * t), dpi=100, constrained_layout=True)
+    cmap = matplotlib.colormaps["Blues"].with_extremes(bad="lightgrey")
+    for ax, w, title in zip(axes, (case.weights, case.expected), ("your weights", "reference weights")):
+        w = w[where].double()
+        image = ax.imshow(w.clamp(0, 1).numpy(), cmap=cmap, vmin=0, vmax=1)  # NaN stays NaN: drawn grey
+        for i in range(t):
+            for j in range(t):
+                x = float(w[i, j])
+                if forbidden[i, j]:
+                    ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="//", edgecolor="red", linewidth=0))
+                ax.text(j, i, f"{x:.2f}", ha="center", va="center", fontsize=9,
+                        bbox=dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="none", alpha=0.8))
+        ax.set_title(title)
+        ax.set_xlabel("key j")
+        ax.set_ylabel("query i")
+        ax.set_xticks(range(t))
+        ax.set_yticks(range(t))
+    fig.colorbar(image, ax=list(axes), shrink=0.8)
+    index = f"[{', '.join(map(str, where))}]" if where else ""
+    shown = [f"{n}={x[where[0]].tolist() if where and x.dim() else x.tolist()}" if hasattr(x, "tolist") else f"{n}={x!r}"
+             for n, x in case.kw.items()]  # causal=False, or this batch element's padding_mask
+    future = f"\nhatched: {ex.forbidden_caption}, which must get weight 0" if forbidden.any() else ""
+    fig.suptitle(f"{o.id}: weights{index}, T={t}{''.join(', ' + s for s in shown)}{future}", fontsize=10)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", metadata={"Software": None})  # no version stamp: same grade, same bytes
+    plt.close(fig)
+    return buf.getvalue()

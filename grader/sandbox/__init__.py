@@ -1,0 +1,2 @@
+"""Stage 2, sandbox: the process boundary. The grader's side (client, confinement, spawn) asks; the worker's side
+(`sandbox.worker`, the only code that ever runs student code) answers with validated raw tensors."""

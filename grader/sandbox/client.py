@@ -1,0 +1,290 @@
+"""The grader's client of a worker: one submission's process, which it can call, time out and kill.
+
+Checks see a submission only through `Subject.call`, `Subject.grads` and `Subject.devices`, whose arguments are
+whatever the exercise's function takes (tensors, flags, sizes, a cache) and whose results are the tensors the
+exercise's `results` name, checked against the shapes agreed in advance.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.forkserver
+import os
+import shutil
+import signal
+import socket
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+import torch
+
+from grader.sandbox import confinement, spawn, wire
+from grader.sandbox.limits import Limits
+from grader.submission.source import Source, place
+
+_FLOATS = {"float16", "bfloat16", "float32", "float64"}
+READY_TIMEOUT = 30.0  # the worker imports torch's meta kernels: the grader's time, not the student's
+
+
+class StudentError(Exception):
+    """The student's function raised or returned something unusable for these inputs (a normal failure)."""
+
+    def __init__(self, message: str, where: str = "", kind: str = "exception"):
+        super().__init__(message)
+        self.where = where
+        self.kind = kind
+
+
+class WorkerLost(BaseException):
+    """The worker timed out, died or broke the protocol. A BaseException so that hypothesis stops at once
+    instead of shrinking (each retry would cost another timeout)."""
+
+
+def _exit_reason(code: int | None) -> str:
+    if code is None:
+        return "stopped answering"
+    if code < 0:
+        sig = -code
+        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+        if sig == signal.SIGXCPU:
+            return f"was killed by {name}: CPU time limit exceeded"
+        return f"was killed by {name}"
+    return f"exited with status {code} (os._exit or sys.exit in the submission?)"
+
+
+_live: set[int] = set()  # this process's running workers; any other child of the fork server is an orphan
+
+
+def _server_pid() -> int | None:
+    return getattr(multiprocessing.forkserver._forkserver, "_forkserver_pid", None)  # no public accessor
+
+
+@dataclass
+class Subject:
+    source: Source
+    entry: str
+    results: list[dict]  # the parts of a result, as sandbox.worker.serve.adapt reads them (the exercise's)
+    inputs: tuple[str, ...] = ("q", "k", "v")  # the names of the positional inputs, for messages
+    limits: Limits = field(default_factory=Limits)
+    device: str = "cpu"
+    blocked: set = field(default_factory=set)
+    spent: float = 0.0
+    _proc: object = None
+    _sock: socket.socket | None = None
+    _dir: str | None = None
+    _slot: int | None = None
+    output_overflowed: bool = False  # the submission printed more than limits.output_kb
+    _meta_ready: bool = False
+    _printed: str = ""  # what closed workers printed
+    _calls: int = 0
+
+    # -- lifecycle -------------------------------------------------------------------------------------------
+    def _start(self) -> None:
+        self._dir = tempfile.mkdtemp(prefix="attention-grader-")
+        out_path = os.path.join(self._dir, "output.txt")
+        open(out_path, "wb").close()
+        folder = self._copy_folder()
+        self._slot = confinement.acquire(self._dir)
+        limits = {
+            "memory_mb": self.limits.memory_mb,
+            "cpu_seconds": int(self.limits.total_timeout) + 5,
+            "output_kb": self.limits.output_kb,
+            "max_processes": self.limits.max_processes,
+            **confinement.worker_walls(self._slot),
+        }
+        ours, theirs = socket.socketpair()
+        self._proc = spawn.start(theirs, out_path, limits)
+        _live.add(self._proc.pid)
+        theirs.close()
+        self._sock = ours
+        header = {
+            "op": "load",
+            "code": self.source.code,
+            "filename": self.source.filename,
+            "module": self.source.module,
+            "folder": folder,
+            "entry": self.entry,
+            "results": self.results,
+            "meta": self.device == "cpu",  # the device check will simulate a GPU with meta tensors
+        }
+        reply = self._roundtrip(header, b"", self.limits.load_timeout, "loading the file")
+        if not reply[0].get("ok"):
+            kind = reply[0].get("kind")
+            msg = self._explain(kind, str(reply[0].get("error", "unknown error"))[:500])
+            self.close()
+            if kind == "sandbox":
+                raise StudentError(msg, "", "load")
+            where = self._where(reply[0])
+            raise StudentError(f"{'exited during import' if kind == 'exit' else 'running the file failed'}: {msg}"
+                               + (f"\n    at {where}" if where else ""), where, "load")
+
+    def _copy_folder(self) -> str | None:
+        """A folder submission's Python files, copied into the worker's own folder (readable by its uid, and
+        nothing the student's code writes lands in the original)."""
+        if not self.source.folder:
+            return None
+        dest = os.path.join(self._dir, "src")
+        shutil.copytree(self.source.folder, dest, ignore=lambda d, names: [
+            n for n in names if n.startswith(".") or n == "__pycache__" or (os.path.isfile(os.path.join(d, n)) and not n.endswith(".py"))
+        ])
+        return dest
+
+    def load(self) -> None:
+        if self._sock is None:
+            self._start()
+
+    def close(self) -> None:
+        self._meta_ready = False
+        if self._proc is not None:
+            _live.discard(self._proc.pid)
+            confinement.kill(self._proc.pid, self._slot, _server_pid(), frozenset(_live))
+            self._proc.join(5)
+            self._proc = None
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+        if self._dir is not None:
+            self._printed = self.output()  # a worker that timed out or died is replaced: keep what it printed
+            try:
+                self.output_overflowed |= os.path.getsize(os.path.join(self._dir, "output.txt")) >= self.limits.output_kb * 1024
+            except OSError:
+                pass
+            confinement.release(self._slot)
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+    def output(self, limit: int = 4096) -> str:
+        """The head of what the submission printed, in every worker it took (capped, decoded leniently)."""
+        text = self._printed
+        if self._dir is not None and len(text) < limit:
+            try:
+                with open(os.path.join(self._dir, "output.txt"), "rb") as f:
+                    text += f.read(limit).decode("utf-8", "replace")
+            except OSError:
+                pass
+        return text[:limit]
+
+    # -- protocol --------------------------------------------------------------------------------------------
+    def _roundtrip(self, header: dict, payload: bytes, timeout: float, what: str) -> tuple[dict, bytes]:
+        left = self.limits.total_timeout - self.spent
+        if left <= 0:
+            raise WorkerLost(f"the submission used up its total time limit of {self.limits.total_timeout:g} s")
+        budget = min(timeout, left)
+        start = time.monotonic()
+        try:
+            wire.send(self._sock, header, payload)
+            reply, data = wire.recv(self._sock, start + budget)
+        except wire.Deadline:
+            self._proc.join(0)
+            if self._proc.exitcode is not None:  # it died, but a child of it still holds the socket open
+                self._died(header, what)
+            self.close()
+            if budget < timeout:
+                raise WorkerLost(f"the submission used up its total time limit of {self.limits.total_timeout:g} s") from None
+            raise WorkerLost(f"timed out after {timeout:g} s while {what}") from None
+        except (EOFError, OSError):
+            self._proc.join(2)
+            self._died(header, what)
+        except wire.WireError as e:
+            self.close()
+            raise WorkerLost(f"the worker broke the protocol while {what}: {e}") from None
+        finally:
+            self.spent += time.monotonic() - start
+        blocked = reply.get("blocked")
+        if isinstance(blocked, list):
+            self.blocked.update(str(b)[:100] for b in blocked[:5])
+        return reply, data
+
+    def _died(self, header: dict, what: str):
+        reason = _exit_reason(self._proc.exitcode)
+        self.close()
+        during = "during import" if header.get("op") == "load" else f"while {what}"
+        raise WorkerLost(f"the worker {reason} {during}") from None
+
+    def _where(self, reply: dict) -> str:
+        """'line 12 in attention: scores = ...' (in a notebook 'cell 3, line 2 in ...') for the innermost frame of
+        the submission that raised."""
+        frames = reply.get("where")
+        if not (isinstance(frames, list) and frames and isinstance(frames[-1], list) and len(frames[-1]) == 2):
+            return ""
+        line, name = frames[-1]
+        lines = self.source.code.splitlines()
+        if type(line) is not int or not 1 <= line <= len(lines):
+            return ""
+        return f"{place(self.source, line)} in {str(name)[:60]}: {lines[line - 1].strip()[:120]}"
+
+    def _request(self, args: tuple, kw: dict, expect, tail: list | None = None, **extra) -> tuple[dict, bytes]:
+        self.load()
+        tensors: list[torch.Tensor] = []
+        argspec = [wire.encode(a, tensors) for a in args]
+        kwspec = {k: wire.encode(v, tensors) for k, v in kw.items()}
+        specs, payload = wire.pack(tensors + (tail or []))
+        # The call's number seeds its random generators, whichever process answers (the meta twin takes some
+        # calls): a random function gives the same results every run, through every path.
+        self._calls += 1
+        header = {"op": "call", "tensors": specs, "args": argspec, "kwargs": kwspec,
+                  "expect": [list(s) for s in expect], "seed": self._calls, "names": list(self.inputs), **extra}
+        reply, data = self._roundtrip(header, payload, self.limits.call_timeout, "calling your function")
+        if not reply.get("ok"):
+            kind = reply.get("kind", "exception")
+            msg = self._explain(kind, str(reply.get("error", "unknown error"))[:500])
+            if kind == "memory":  # like a timeout: stop the check now, a retry (hypothesis shrinking) costs as much
+                self.close()
+                raise WorkerLost(msg)
+            if kind == "protocol":  # the worker's meta twin broke it: the same verdict as if the worker had
+                self.close()
+                raise WorkerLost(f"the worker broke the protocol while calling your function: {msg}")
+            raise StudentError(msg, self._where(reply), kind)
+        return reply, data
+
+    def _explain(self, kind: object, msg: str) -> str:
+        """The worker's error in words a teacher understands, by the kind the worker named."""
+        if kind == "memory":
+            return f"memory limit exceeded ({self.limits.memory_mb} MiB): {msg}"
+        if kind == "output":
+            return f"output too large (more than {self.limits.output_kb} KiB printed or written): {msg}"
+        if kind == "exit":
+            return f"SystemExit ({msg} was called)"
+        return msg
+
+    def _tensors(self, reply: dict, data: bytes, allowed: set[str] | None = _FLOATS) -> list[torch.Tensor]:
+        try:
+            return wire.unpack(reply.get("tensors"), data, allowed)
+        except wire.WireError as e:
+            raise WorkerLost(f"the worker sent malformed tensors: {e}") from None
+
+    def call(self, *args, expect, return_inputs: bool = False, **kw) -> list[torch.Tensor]:
+        """The result's tensors (in the exercise's order, of the `expect`ed shapes) and, on request, every input
+        tensor as the function left them; validated CPU tensors."""
+        reply, data = self._request(args, kw, expect, return_inputs=return_inputs, device=self.device)
+        got = self._tensors(reply, data, None if return_inputs else _FLOATS)
+        sent: list[torch.Tensor] = []
+        for a in list(args) + list(kw.values()):
+            wire.encode(a, sent)
+        want = [(list(s), None) for s in expect] + ([(list(t.shape), t.dtype) for t in sent] if return_inputs else [])
+        if len(got) != len(want) or any(list(t.shape) != s or (d is None and not t.is_floating_point()) or (d is not None and t.dtype != d)
+                                        for t, (s, d) in zip(got, want)):
+            raise WorkerLost("the worker sent tensors of shapes the grader did not ask for")
+        return got
+
+    def grads(self, *args, grad_out, expect, **kw) -> list[torch.Tensor]:
+        """Gradients of the positional tensor inputs for loss = sum(out * grad_out)."""
+        reply, data = self._request(args, kw, expect, tail=[grad_out], grad=True, device=self.device)
+        got = self._tensors(reply, data)
+        leaves = [a for a in args if isinstance(a, torch.Tensor)]
+        if len(got) != len(leaves) or [t.shape for t in got] != [t.shape for t in leaves]:
+            raise WorkerLost("the worker sent gradients of shapes the grader did not ask for")
+        return got
+
+    def devices(self, device: str, *args, expect, **kw) -> list[str]:
+        """Run on the meta device and return the device types of the result's tensors."""
+        if not self._meta_ready:  # the worker may still be importing torch's meta kernels: its time, not the student's
+            self.load()
+            reply, _ = self._roundtrip({"op": "ready"}, b"", READY_TIMEOUT, "preparing the device check")
+            self._meta_ready = bool(reply.get("ok"))
+        reply, _ = self._request(args, kw, expect, device=device)
+        devs = reply.get("devices")
+        if not (isinstance(devs, list) and len(devs) == len(expect) and all(isinstance(d, str) for d in devs)):
+            raise WorkerLost("the worker sent a malformed reply")
+        return devs

@@ -1,0 +1,71 @@
+"""Starting workers from the fork server. Importing this module costs nothing: the grader can start the fork
+server before it imports torch itself, and name the workers' target without importing the worker's code (which
+sets torch threads and becomes a subreaper) into its own process. A worker unpickles its process object, and so
+imports this module (preloaded, like the worker's code), not one that imports pydantic."""
+
+import io
+import multiprocessing
+import multiprocessing.forkserver
+import os
+from multiprocessing import context as _context
+from multiprocessing import popen_forkserver, reduction, util
+
+_preload = ["grader.sandbox.worker.preload"]
+
+
+def context():
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(_preload)
+    return ctx
+
+
+def warm_up(meta: bool = False) -> None:
+    """Start the fork server now, so that its `import torch` overlaps the grader's own (call it before that).
+
+    meta: also import torch's meta kernels there, for a server that will fork many workers. Without it, one check
+    is not kept waiting for them: its worker forks a twin that imports them (see sandbox.worker.serve)."""
+    if meta and "grader.sandbox.worker.preload_meta" not in _preload:
+        _preload.append("grader.sandbox.worker.preload_meta")
+    context()
+    multiprocessing.forkserver.ensure_running()
+
+
+def start(sock, out_path: str, limits: dict) -> multiprocessing.Process:
+    """A worker forked from the fork server, serving frames on `sock`."""
+    context()
+    proc = _WorkerProcess(target=run, args=(sock, out_path, limits), daemon=True)
+    proc.start()
+    return proc
+
+
+def run(sock, out_path: str, limits: dict) -> None:
+    from grader.sandbox.worker import serve  # already imported by the fork server's preload
+
+    serve.main(sock, out_path, limits)
+
+
+class _Popen(popen_forkserver.Popen):
+    """multiprocessing's fork-server launch, minus the preparation data: the stock one re-imports the grader's
+    __main__ in the worker and hands it the grader's argv and authkey."""
+
+    def _launch(self, process_obj):
+        prep = {"name": "attention-grader-worker", "authkey": os.urandom(32), "sys_argv": ["submission"]}
+        buf = io.BytesIO()
+        _context.set_spawning_popen(self)
+        try:
+            reduction.dump(prep, buf)
+            reduction.dump(process_obj, buf)
+        finally:
+            _context.set_spawning_popen(None)
+        self.sentinel, w = multiprocessing.forkserver.connect_to_new_process(self._fds)
+        _parent_w = os.dup(w)
+        self.finalizer = util.Finalize(self, util.close_fds, (_parent_w, self.sentinel))
+        with open(w, "wb", closefd=True) as f:
+            f.write(buf.getbuffer())
+        self.pid = multiprocessing.forkserver.read_signed(self.sentinel)
+
+
+class _WorkerProcess(_context.ForkServerProcess):
+    @staticmethod
+    def _Popen(process_obj):
+        return _Popen(process_obj)

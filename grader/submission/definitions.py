@@ -1,0 +1,193 @@
+"""Definitions only: what a submission defines, without the experiments around it.
+
+Kept, in their order: imports, function and class definitions, aliases of them (`attention = my_attention`), and
+the assignments (or if/try/with blocks) that bind a global name the kept code reads, transitively. Functions look
+their globals up when they are called, so a constant assigned after the function (a later notebook cell) works.
+Everything else at top level is dropped and listed in Source.skipped: loops, calls, plots, prints,
+`if __name__ == "__main__":`. So is an import of a package the grading machine lacks (the grader and its workers
+share one Python environment, so `find_spec` here answers for the worker); the notes say which.
+Kept statements stay on their own line numbers, so errors point at the lines the student wrote.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import importlib.util
+from pathlib import Path
+
+from grader.submission.source import Source, parse, place
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_IMPORTS = (ast.Import, ast.ImportFrom)
+_BINDERS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.If, ast.Try, ast.With)  # kept if they bind a needed name
+_COMPOUND = _DEFS + (ast.If, ast.Try, ast.With)  # these own whole lines
+_SCOPES = _DEFS + (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_NOT_INSTALLED = "not installed on the grading machine"
+
+
+def keep_definitions(source: Source) -> Source:
+    source = dataclasses.replace(source, code=source.code.replace("\r\n", "\n").replace("\r", "\n"))
+    tree = parse(source)
+    kept, dropped, notes = _select(tree, Path(source.filename).parent)
+    order = {n: i for i, n in enumerate(tree.body)}
+    if any(not why and not _silent(n) for n, why in dropped):
+        notes.insert(0, "only definitions ran: imports, functions, classes and the values they use; "
+                        "the other top-level code (loops, calls, prints, plots) did not")
+    return dataclasses.replace(
+        source,
+        code=_render(source.code, sorted(kept.items(), key=lambda k: order[k[0]])),
+        skipped=source.skipped + tuple(_describe(source, sorted(dropped, key=lambda d: order[d[0]]), order)),
+        notes=source.notes + tuple(dict.fromkeys(notes)),
+    )
+
+
+def _select(tree: ast.Module, here: Path) -> tuple[dict, list, list[str]]:
+    """({kept statement: its text if rewritten, else None}, [(dropped statement, why)], notes)."""
+    kept: dict[ast.stmt, str | None] = {}
+    dropped: list[tuple[ast.stmt, str]] = []  # why: "" for ordinary top-level code
+    notes: list[str] = []
+    for node in tree.body:
+        if isinstance(node, _IMPORTS):
+            missing = [a for a in node.names if not _installed(node, a, here)]
+            notes += [f"import of {_module(node, a)!r} skipped: {_NOT_INSTALLED}" for a in missing]
+            if len(missing) == len(node.names):
+                dropped.append((node, _NOT_INSTALLED))
+            else:  # `import torch, wandb` keeps torch
+                kept[node] = ast.unparse(ast.Import([a for a in node.names if a not in missing])) if missing else None
+        elif isinstance(node, _DEFS):
+            kept[node] = None
+    defined = set().union(*map(_binds, kept))
+    maybe = []  # assignments and if/try/with blocks: kept when they bind a name the kept code reads
+    for node in tree.body:
+        if node in kept or isinstance(node, _IMPORTS):
+            continue
+        if _is_alias(node, defined):
+            kept[node] = None
+        elif isinstance(node, _BINDERS) and not _is_main_guard(node):
+            maybe.append(node)
+        else:
+            dropped.append((node, ""))
+    needed = set().union(*map(_reads, kept))
+    grew = True
+    while grew:  # an assignment kept for a function may itself read another constant
+        grew = False
+        for node in maybe:
+            if node not in kept and _binds(node) & needed:
+                kept[node] = None
+                needed |= _reads(node)
+                grew = True
+    return kept, dropped + [(n, "") for n in maybe if n not in kept], notes
+
+
+def _module(node: ast.stmt, alias: ast.alias) -> str:
+    """The top-level package an import needs."""
+    return ((node.module or "") if isinstance(node, ast.ImportFrom) else alias.name).split(".")[0]
+
+
+def _installed(node: ast.stmt, alias: ast.alias, here: Path) -> bool:
+    if isinstance(node, ast.ImportFrom) and node.level:
+        return True  # relative: the folder's own package
+    top = _module(node, alias)
+    if (here / f"{top}.py").is_file() or (here / top).is_dir():
+        return True  # a helper module beside the submission
+    try:
+        return importlib.util.find_spec(top) is not None  # finds, never imports
+    except (ImportError, ValueError):
+        return False
+
+
+def _is_alias(node: ast.stmt, defined: set[str]) -> bool:
+    """`attention = my_attention` or `attention = F.scaled_dot_product_attention`: a name for something defined."""
+    if not (isinstance(node, ast.Assign) and isinstance(node.value, (ast.Name, ast.Attribute))):
+        return False
+    root = node.value
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    return isinstance(root, ast.Name) and root.id in defined
+
+
+def _is_main_guard(node: ast.stmt) -> bool:
+    return isinstance(node, ast.If) and ast.unparse(node.test) in ("__name__ == '__main__'", "'__main__' == __name__")
+
+
+def _binds(node: ast.stmt) -> set[str]:
+    """Global names the statement binds (not the locals of a function, lambda or comprehension inside it)."""
+    names, todo = set(), [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, _DEFS):
+            names.add(n.name)
+        elif isinstance(n, _IMPORTS):
+            names.update((a.asname or a.name).split(".")[0] for a in n.names)
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            names.add(n.id)
+        if not isinstance(n, _SCOPES):
+            todo.extend(ast.iter_child_nodes(n))
+    return names
+
+
+def _reads(node: ast.stmt) -> set[str]:
+    """Global names a statement reads when it runs, or a function or class when it is used."""
+    loads = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    if not isinstance(node, _DEFS):
+        return loads
+    local, declared = set(), set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            local.add(n.id)
+        elif isinstance(n, ast.arg):
+            local.add(n.arg)
+        elif isinstance(n, _DEFS) and n is not node:
+            local.add(n.name)
+        elif isinstance(n, _IMPORTS):
+            local.update((a.asname or a.name).split(".")[0] for a in n.names)
+        elif isinstance(n, ast.Global):
+            declared.update(n.names)
+    outer = node.decorator_list + (node.bases + [k.value for k in node.keywords] if isinstance(node, ast.ClassDef)
+                                   else node.args.defaults + [d for d in node.args.kw_defaults if d is not None])
+    evaluated_at_def = {n.id for e in outer for n in ast.walk(e) if isinstance(n, ast.Name)}
+    return (loads - local) | (loads & declared) | evaluated_at_def
+
+
+def _silent(node: ast.stmt) -> bool:
+    """Docstrings and `pass`: nothing a student would miss."""
+    return isinstance(node, ast.Pass) or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))
+
+
+def _describe(source: Source, dropped: list[tuple[ast.stmt, str]], order: dict) -> list[str]:
+    """'cell 3: for step in range(10_000): (+2 more statements)': one entry per run of adjacent dropped statements
+    in one cell (in a .py file, per run)."""
+    entries: list[list] = []  # [where, first line, how many more]
+    last = None  # (cell, index, why) of the previous dropped statement
+    for node, why in dropped:
+        where, index = place(source, node.lineno, cell_only=True), order[node]
+        if _silent(node):
+            last = last and (last[0], index, last[2])
+            continue
+        cell = where if where.startswith("cell") else ""
+        if last and not why and not last[2] and last[0] == cell and last[1] == index - 1:
+            entries[-1][2] += 1
+        else:
+            text = ast.get_source_segment(source.code, node).split("\n")[0].strip()
+            text = text if len(text) <= 80 else text[:77] + "..."
+            entries.append([where, text + (f" ({why})" if why else ""), 0])
+        last = (cell, index, why)
+    return [f"{where}: {text}" + (f" (+{more} more statement{'s' * (more > 1)})" if more else "") for where, text, more in entries]
+
+
+def _render(code: str, kept: list[tuple[ast.stmt, str | None]]) -> str:
+    """The kept statements on their original lines; blank lines (and the comments) where the rest was."""
+    lines = code.split("\n")
+    out = [line if line.lstrip().startswith("#") else "" for line in lines]
+    used: set[int] = set()  # lines that already hold a kept statement (`a = 1; b = 2`)
+    for node, text in kept:
+        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]) - 1
+        if isinstance(node, _COMPOUND):
+            segment = lines[first:node.end_lineno]
+        else:
+            segment = (text or ast.get_source_segment(code, node)).split("\n")
+            segment[0] = out[first] + "; " + segment[0] if first in used else segment[0]
+        out[first:first + len(segment)] = segment
+        used.update(range(first, first + len(segment)))
+    return "\n".join(out)

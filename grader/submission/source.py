@@ -1,0 +1,48 @@
+"""The one thing every kind of submission becomes: Python source a worker can run, and what was left out of it."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class LoadError(Exception):
+    """The submission cannot be graded as it is; the message tells the student what to fix."""
+
+
+@dataclass(frozen=True)
+class Source:
+    code: str  # Python source the worker runs as a module
+    filename: str  # shown in tracebacks and syntax errors
+    module: str  # the module name the code runs under
+    folder: str | None = None  # a folder submission's directory, for its own helper modules
+    skipped: tuple[str, ...] = field(default=())  # what was left out, one line each ("cell 3: plt.plot(...)")
+    notes: tuple[str, ...] = field(default=())  # things the report should mention
+
+
+CELL_MARK = "# %% cell "  # a notebook's Source.code holds each code cell after such a line (submission.notebook)
+
+
+def place(source: Source, line: int, *, cell_only: bool = False) -> str:
+    """A line of source.code in the student's terms: 'line 12', or in a notebook 'cell 3, line 2'."""
+    if source.filename.endswith(".ipynb"):
+        lines = source.code.split("\n")
+        for i in range(min(line, len(lines)) - 1, -1, -1):
+            if lines[i].startswith(CELL_MARK):
+                cell = f"cell {lines[i][len(CELL_MARK):].strip()}"
+                return cell if cell_only else f"{cell}, line {line - i - 1}"
+    return f"line {line}"
+
+
+def module_name(path: Path) -> str:
+    stem = path.stem if path.stem.isidentifier() else "submission"
+    return stem if stem not in ("reference", "grader", "torch", "numpy") else "submission"
+
+
+def parse(source: Source) -> ast.Module:
+    try:
+        return ast.parse(source.code, source.filename)
+    except SyntaxError as e:
+        where = f"{source.filename}, {place(source, e.lineno)}" if e.lineno else source.filename
+        raise LoadError(f"syntax error in {where}: {e.msg}" + (f"\n    {e.text.rstrip()}" if e.text else "")) from None

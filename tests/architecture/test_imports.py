@@ -1,0 +1,86 @@
+"""The package's shape: stages import only downwards, no import circles, student code only on the worker's side,
+and the installed package names every subpackage."""
+
+import ast
+import tomllib
+from pathlib import Path
+
+from conftest import ROOT
+
+GRADER = ROOT / "grader"
+STAGES = ["submission", "sandbox", "checks", "exercises", "grading", "reports", "frontends"]  # the pipeline, in order
+WORKER = "grader.sandbox.worker"
+WORKER_MAY_IMPORT = ("grader.sandbox.wire", "grader.sandbox.spawn", WORKER)  # the fork server preloads spawn too
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for path in GRADER.rglob("*.py"):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def imports(name: str, path: Path) -> set[str]:
+    """Every grader module `name` imports, at the top or inside a function (lazy imports hide no circle)."""
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+            found |= {base} | {f"{base}.{a.name}" for a in node.names}
+    known = modules()
+    return {m for m in found if m in known and m != name and not name.startswith(m + ".")}
+
+
+def stage(name: str) -> int | None:
+    parts = name.split(".")
+    return STAGES.index(parts[1]) if len(parts) > 1 and parts[1] in STAGES else None
+
+
+GRAPH = {name: imports(name, path) for name, path in modules().items()}
+
+
+def test_no_import_circle():
+    def reach(start):
+        seen, todo = set(), [start]
+        while todo:
+            for d in GRAPH[todo.pop()]:
+                if d not in seen:
+                    seen.add(d)
+                    todo.append(d)
+        return seen
+
+    circles = sorted(name for name in GRAPH if name in reach(name))
+    assert circles == [], f"import circles through {circles}"
+
+
+def test_stages_import_only_downwards():
+    upward = [(a, b) for a, deps in GRAPH.items() for b in deps
+              if stage(a) is not None and stage(b) is not None and stage(b) > stage(a)]
+    assert upward == []
+
+
+def test_only_the_worker_side_is_the_worker_side():
+    leaks = [(a, b) for a, deps in GRAPH.items() for b in deps if a.startswith(WORKER) and not b.startswith(WORKER_MAY_IMPORT)]
+    assert leaks == [], "the worker's side imports grader code it must not run beside student code"
+    into = [(a, b) for a, deps in GRAPH.items() for b in deps
+            if b.startswith(WORKER) and not a.startswith(WORKER) and a != "grader.sandbox.spawn"]
+    assert into == [], "only spawn (the launch) names the worker's code from the grader's side"
+
+
+def test_every_stage_says_what_it_is():
+    for name in STAGES:
+        init = GRADER / name / "__init__.py"
+        assert ast.get_docstring(ast.parse(init.read_text())), f"{init} needs a one-line docstring"
+
+
+def test_installed_package_names_every_subpackage():
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    here = {".".join(p.parent.relative_to(ROOT).parts) for p in GRADER.rglob("__init__.py")}
+    assert here | {"grader.rubrics", "grader.reference"} == listed
+    assert "reference" not in listed  # no generic top-level package in a user's site-packages

@@ -1,0 +1,42 @@
+"""chapter5's own verdicts beyond the matrix: vacuous functions, the policy, dependencies, determinism."""
+
+import pytest
+from conftest import SUBMISSIONS
+
+CH5 = SUBMISSIONS / "chapter5"
+
+
+@pytest.mark.parametrize("name", ["vacuous_zeros.py", "vacuous_identity.py"])
+def test_vacuous_functions_score_at_most_ten_percent(grade_of, name):
+    grade = grade_of(CH5 / name)
+    assert grade.score <= 0.1 * grade.max_score
+
+
+def test_causal_mean_scores_at_most_half_and_is_named(grade_of):
+    grade = grade_of(CH5 / "vacuous_causal_mean.py")
+    assert grade.score <= 0.5 * grade.max_score
+    assert "causal mean" in {o.id: o for o in grade.outcomes}["content_dependent"].message
+
+
+def test_policy_violation_scores_zero(grade_of):
+    assert grade_of(CH5 / "bug_imports_reference.py").score == 0
+
+
+def test_prerequisite_failure_is_skipped_not_failed(grade_of):
+    by_id = {o.id: o for o in grade_of(CH5 / "vacuous_zeros.py").outcomes}
+    assert by_id["content_dependent"].status == "failed"
+    assert by_id["reference_match"].status == "skipped"
+    assert "content_dependent" in by_id["future_weights_zero"].message
+    assert by_id["gradients"].status == "skipped"
+
+
+def test_a_dtype_slip_costs_only_what_it_breaks(grade_of):
+    assert grade_of(CH5 / "bug_float32_cast.py").score == 80
+
+
+def test_same_submission_same_grade(grade_of):
+    from grader.grading import rubric
+    from grader.grading.engine import Grading
+
+    again = Grading(CH5 / "bug_zero_fill.py", rubric.load("chapter5")).finish()
+    assert again == grade_of(CH5 / "bug_zero_fill.py")

@@ -1,0 +1,50 @@
+"""Rubrics are validated data: a mistake is one line that names the field."""
+
+import pytest
+
+from grader.grading.rubric import RubricError, load
+
+BASE = 'name = "r"\nexercise = "chapter5"\n[checks.loads]\npoints = 0\n'
+
+
+def rubric(tmp_path, text):
+    path = tmp_path / "r.toml"
+    path.write_text(text)
+    return str(path)
+
+
+def test_bundled_rubric_is_100_points_and_ordered():
+    r = load("chapter5")
+    assert r.max_score == 100
+    order = r.order()
+    for cid, spec in r.checks.items():
+        assert all(order.index(dep) < order.index(cid) for dep in spec.depends)
+    assert order[-1] == "policy"
+
+
+@pytest.mark.parametrize(
+    "extra, field",
+    [
+        ("[checks.nonsense]\npoints = 1\n", "checks.nonsense: unknown check"),
+        ("[checks.output_shape]\npoints = 1\ndepends = ['nope']\n", "checks.output_shape.depends"),
+        ("[checks.output_shape]\npoints = 1\nvisibility = 'secret'\n", "checks.output_shape.visibility"),
+        ("[checks.output_shape]\npoints = 'five'\n", "checks.output_shape.points"),
+        ("[limits]\ncall_timeout = -1\n[checks.output_shape]\npoints = 1\n", "limits.call_timeout"),
+        ("[checks.output_shape]\npoints = 1\ndepends = ['weights_sum_to_one']\n[checks.weights_sum_to_one]\npoints = 1\ndepends = ['output_shape']\n", "cycle"),
+        ("[checks.output_shape]\npoints = 1\nspeling = 2\n", "checks.output_shape.speling"),
+    ],
+)
+def test_invalid_rubric_names_the_field(tmp_path, extra, field):
+    with pytest.raises(RubricError, match="rubric .*r.toml: ") as e:
+        load(rubric(tmp_path, BASE + extra))
+    assert field in str(e.value) and "\n" not in str(e.value)
+
+
+def test_unknown_name_lists_bundled_rubrics():
+    with pytest.raises(RubricError, match="chapter5"):
+        load("chapter6")
+
+
+def test_not_toml(tmp_path):
+    with pytest.raises(RubricError, match="not valid TOML"):
+        load(rubric(tmp_path, "name = \n"))

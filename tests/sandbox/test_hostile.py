@@ -1,0 +1,539 @@
+"""Hostile submissions (submissions/hostile/, one file per attack): the grader survives each, is not fooled, and
+leaves nothing behind: no process, no file outside the worker's private folder, a normal report.
+
+As root every wall is up (own uid, private file system view, no network) and every assertion applies; without
+root the assertions that need a wall the machine cannot raise are skipped, and the report's environment lines
+say so. The corpus is graded with the chapter5 rubric cut down to small limits and few examples, so each case
+costs its limits plus a few seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from conftest import CH5_DIR, SUBMISSIONS, failed
+
+HOSTILE = SUBMISSIONS / "hostile"
+LIMITS = {"load_timeout": 2, "call_timeout": 1, "total_timeout": 10, "memory_mb": 1024, "output_kb": 1024,
+          "max_processes": 16}
+SLACK = 8.0  # seconds beyond a case's limits: worker starts, kills, the grader's own work, on two busy cores
+FORGED = ("results.json", "gradebook.csv", "attention-grader-hostile-forged", "attention-grader-hostile-pwned")
+
+
+def _walls() -> dict:
+    from grader.sandbox import confinement as walls_host
+
+    return walls_host.walls()
+
+
+def _require(wall: str) -> None:
+    if _walls()[wall] is not None:
+        pytest.skip(f"needs the {wall} wall, which is down here: {_walls()[wall]}")
+
+
+def _toml(data: dict, prefix: str = "") -> str:
+    """Enough TOML for a rubric: scalars and lists as JSON (valid TOML for these types), tables as [a.b]."""
+    lines = [f"{k} = {json.dumps(v)}" for k, v in data.items() if not isinstance(v, dict)]
+    for k, v in data.items():
+        if isinstance(v, dict):
+            lines += ["", f"[{prefix}{k}]", _toml(v, f"{prefix}{k}.")]
+    return "\n".join(lines)
+
+
+@pytest.fixture(scope="session")
+def small_rubric():
+    """chapter5 with small limits and 2 examples per property: same checks and points, fast and bounded."""
+    from grader.grading import rubric
+
+    base = rubric.load("chapter5")
+    return base.model_copy(update={"limits": rubric.Limits(**LIMITS), "hypothesis": rubric.Hypothesis(max_examples=2)})
+
+
+@pytest.fixture(scope="session")
+def small_toml(small_rubric, tmp_path_factory) -> Path:
+    from grader.grading import rubric
+
+    path = tmp_path_factory.mktemp("rubric") / "hostile.toml"
+    path.write_text(_toml(small_rubric.model_dump(exclude_none=True)) + "\n")
+    assert rubric.load(str(path)).model_dump() == small_rubric.model_dump()
+    return path
+
+
+# -- grading one file, watching what it leaves behind --------------------------------------------------------------
+def _boot_clock() -> float:
+    return time.clock_gettime(time.CLOCK_BOOTTIME)
+
+
+def _stat(pid: int) -> tuple[str, int, float] | None:
+    """(state, real uid, start time on the boot clock) of a process, None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        with open(f"/proc/{pid}/status") as f:
+            uid = int(next(line for line in f if line.startswith("Uid:")).split()[1])
+    except (OSError, StopIteration, IndexError, ValueError):
+        return None
+    return fields[0], uid, int(fields[19]) / os.sysconf("SC_CLK_TCK")
+
+
+def _leftovers(slots: list[list], printed: list[int], since: float) -> list[int]:
+    """Live processes the submission started: those it printed (if started since `since`), and any that ran under a
+    worker uid while this grading held it (a uid is one worker's alone between acquire and release)."""
+    pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    found = []
+    for pid in pids:
+        st = _stat(pid)
+        if st is None or st[0] == "Z":
+            continue
+        _, uid, start = st
+        held = any(uid == u and t0 - 0.05 <= start <= t1 for u, t0, t1 in slots if u is not None)
+        if held or (pid in printed and start >= since - 0.05):
+            found.append(pid)
+    return found
+
+
+def _forged_paths(cwd: Path) -> set[Path]:
+    places = [cwd.parent, Path.home(), Path("/tmp"), Path("/var/tmp"), Path("/dev/shm")]
+    return {p / name for p in places for name in FORGED if (p / name).exists()}
+
+
+@dataclass
+class Run:
+    grade: object
+    seconds: float
+    leftovers: list[int]
+    strays: list[str]
+    pids: list[int]
+
+    def outcome(self, cid: str):
+        return next(o for o in self.grade.outcomes if o.id == cid)
+
+    @property
+    def report(self) -> str:
+        from grader.reports.gradescope import gradescope
+
+        return json.dumps(gradescope(self.grade))
+
+
+def _grade(path: Path, rubric, cwd: Path) -> Run:
+    from grader.sandbox import confinement as walls_host
+    from grader.grading.engine import Grading
+
+    slots: list[list] = []
+    acquire, release = walls_host.acquire, walls_host.release
+
+    def tracked_acquire(workdir):
+        uid = acquire(workdir)
+        slots.append([uid, _boot_clock(), float("inf")])
+        return uid
+
+    def tracked_release(uid):
+        for slot in slots:
+            if slot[0] == uid and slot[2] == float("inf"):
+                slot[2] = _boot_clock()
+        release(uid)
+
+    cwd.mkdir(parents=True, exist_ok=True)
+    before = _forged_paths(cwd)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(walls_host, "acquire", tracked_acquire)
+        mp.setattr(walls_host, "release", tracked_release)
+        mp.chdir(cwd)
+        since = _boot_clock()
+        start = time.monotonic()
+        grade = Grading(path, rubric).finish()
+        seconds = time.monotonic() - start
+    # forked processes share the output file, so their lines can interleave: read every "HOSTILE-PID <n>"
+    pids = [int(n) for n in re.findall(r"HOSTILE-PID (\d+)", grade.output)]
+    deadline = time.monotonic() + 2  # a killed process may take a moment to be reaped
+    while (left := _leftovers(slots, pids, since)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    strays = sorted(str(p) for p in (_forged_paths(cwd) - before)) + [str(p) for p in cwd.iterdir()]
+    return Run(grade, seconds, left, strays, pids)
+
+
+_runs: dict = {}
+
+
+@pytest.fixture(scope="session")
+def graded(small_rubric, tmp_path_factory):
+    """name -> Run for a hostile file (or a chapter5 sample, by path), graded once per session."""
+
+    def run(name: str | Path) -> Run:
+        path = Path(name) if isinstance(name, Path) else HOSTILE / name
+        if str(path) not in _runs:
+            _runs[str(path)] = _grade(path, small_rubric, tmp_path_factory.mktemp("cwd") / "cwd")
+        return _runs[str(path)]
+
+    run(HOSTILE / "returns_none.py")  # warms the fork server, so no case pays for its start
+    return run
+
+
+def assert_normal(run: Run) -> None:
+    """What every hostile case must end in: a normal, small report within its limits, nothing left behind."""
+    grade = run.grade
+    assert {o.status for o in grade.outcomes} <= {"passed", "failed", "skipped"}
+    assert grade.score == sum(o.points for o in grade.outcomes) or grade.score == 0
+    assert len(run.report) <= 1 << 20
+    limits = LIMITS["total_timeout"] + LIMITS["load_timeout"]
+    assert run.seconds <= limits + SLACK, f"took {run.seconds:.1f} s"
+    assert run.leftovers == [], f"processes left alive: {run.leftovers}"
+    if _walls()["mounts"] is None and _walls()["uid"] is None:  # without them a worker can write where its user can
+        assert run.strays == [], f"files outside the worker's folder: {run.strays}"
+
+
+# -- each case ends with the failure a teacher understands ---------------------------------------------------------
+REASONS = [
+    ("exit_at_import.py", "loads", "exited during import: SystemExit (sys.exit(0) was called)"),
+    ("os_exit_at_import.py", "loads", "exited with status 3 (os._exit or sys.exit in the submission?) during import"),
+    ("os_exit_in_function.py", "output_shape", "exited with status 0"),
+    ("raise_systemexit.py", "output_shape", "SystemExit (sys.exit(3) was called)"),
+    ("raise_keyboardinterrupt.py", "output_shape", "KeyboardInterrupt"),
+    ("endless_loop.py", "output_shape", "timed out after 1 s"),
+    ("endless_loop_ignoring_signals.py", "output_shape", "timed out after 1 s"),
+    ("long_c_sleep.py", "output_shape", "timed out after 1 s"),
+    ("long_c_matmul.py", "output_shape", "timed out after 1 s"),
+    ("memory_torch.py", "output_shape", "memory limit exceeded (1024 MiB)"),
+    ("memory_at_import.py", "loads", "memory limit exceeded (1024 MiB)"),
+    ("orphan_then_exit.py", "output_shape", "exited with status 0"),
+    ("fork_bomb.py", "loads", "timed out after 2 s while loading the file"),
+    ("flood_uncaught.py", "loads", "output too large"),
+    ("forge_frames.py", "output_shape", "broke the protocol"),
+    ("returns_none.py", "output_shape", "returned NoneType"),
+    ("returns_string.py", "output_shape", "returned str"),
+    ("raising_attributes.py", "output_shape", "RuntimeError: no __class__ for you"),
+    ("wrong_dtype.py", "output_shape", "dtype torch.int64"),
+    ("wrong_shape.py", "output_shape", "has shape"),
+    ("huge_expand.py", "output_shape", "out has shape (50000, 50000, 10)"),
+    ("syntax_error.py", "loads", "line 5"),
+    ("missing_function.py", "loads", "no function named scaled_dot_product_attention"),
+    ("name_typo.py", "output_shape", "NameError: name 'scroes' is not defined"),
+    ("import_missing_package.py", "loads", "No module named 'attention_helpers_that_do_not_exist'"),
+]
+ON_META = [  # correct on the CPU, hostile on another device: only the device check fails
+    ("exit_on_meta.py", "exited with status 7 (os._exit or sys.exit in the submission?) while calling your function"),
+    ("hang_on_meta.py", "timed out after 1 s while calling your function"),
+    ("forge_frames_on_meta.py", "the worker broke the protocol while calling your function: frame too large"),
+]
+
+
+@pytest.mark.parametrize("name, check, reason", REASONS, ids=[r[0] for r in REASONS])
+def test_fails_with_a_reason_and_nothing_else_passes(graded, name, check, reason):
+    run = graded(name)
+    assert_normal(run)
+    outcome = run.outcome(check)
+    assert outcome.status == "failed" and reason in outcome.message, outcome.message
+    assert run.grade.score == 0
+    after = [o for o in run.grade.outcomes if o.id not in ("loads", "policy")]
+    assert all(o.status != "passed" for o in after)
+    if check == "loads":
+        assert {o.status for o in after} == {"skipped"}
+
+
+@pytest.mark.parametrize("name, reason", ON_META, ids=[r[0] for r in ON_META])
+def test_hostile_only_on_another_device_loses_only_the_device_check(graded, name, reason):
+    run = graded(name)
+    assert_normal(run)
+    assert failed(run.grade) == {"device_placement"}
+    assert reason in run.outcome("device_placement").message
+    assert len(run.pids) == 1 and run.grade.score == run.grade.max_score - run.outcome("device_placement").max_points
+
+
+def test_a_file_that_does_not_load_runs_once(small_rubric, tmp_path):
+    """No diagnosis for a file that never loaded: asking would only run it (and its timeouts) again. What every
+    worker printed stays in the report."""
+    path = tmp_path / "fails_at_import.py"
+    path.write_text("def attention(q, k, v):\n    return q, q\n\n\nprint('RAN AT IMPORT', flush=True)\n"
+                    "raise RuntimeError('broken on purpose')\n")
+    run = _grade(path, small_rubric, tmp_path / "cwd")
+    assert run.outcome("loads").status == "failed" and "broken on purpose" in run.outcome("loads").message
+    assert run.grade.output.count("RAN AT IMPORT") == 1 and run.grade.diagnosis == []
+
+
+def test_memory_limit_comes_from_the_rubric():
+    from grader.grading import rubric
+
+    assert rubric.Limits().memory_mb == 4096
+    assert rubric.load("chapter5").limits.memory_mb == 4096
+
+
+# -- processes -----------------------------------------------------------------------------------------------------
+PROCESSES = [("fork_children.py", 2), ("orphan_then_exit.py", 1), ("fork_bomb.py", 2)]  # (file, pids it prints)
+
+
+@pytest.mark.parametrize("name, printed", PROCESSES)
+def test_no_process_it_started_survives(graded, name, printed):
+    run = graded(name)
+    assert_normal(run)
+    assert len(run.pids) >= printed  # the processes existed, and are gone (assert_normal)
+    assert all(_stat(pid) is None or _stat(pid)[0] == "Z" for pid in run.pids)
+    if name == "fork_children.py":
+        assert run.grade.score == run.grade.max_score  # its tensors are right: it earns them
+    if name == "fork_bomb.py" and _walls()["uid"] is None:
+        assert len(run.pids) < LIMITS["max_processes"]  # capped by the uid's process limit
+
+
+# -- output floods -------------------------------------------------------------------------------------------------
+FLOODS = ["flood_stdout.py", "flood_stderr.py"]
+
+
+@pytest.mark.parametrize("name", FLOODS)
+def test_output_flood_is_capped_and_noted(graded, name):
+    run = graded(name)
+    assert_normal(run)
+    assert run.grade.score == run.grade.max_score
+    assert any(n.startswith("output too large") for n in run.grade.notes)
+    assert len(run.grade.output) <= 4096 and len(run.report) < 64 << 10
+
+
+# -- tampering -----------------------------------------------------------------------------------------------------
+TAMPERING = [  # (file, the plain sample that returns the same tensors without the tricks)
+    ("tamper_torch.py", "bug_no_mask.py"),
+    ("tensor_subclass.py", "bug_no_mask.py"),
+    ("tamper_grader.py", "vacuous_zeros.py"),
+    ("forge_results.py", "vacuous_zeros.py"),
+    ("fake_pytest_output.py", "vacuous_zeros.py"),
+]
+
+
+@pytest.mark.parametrize("name, plain", TAMPERING, ids=[t[0] for t in TAMPERING])
+def test_tampering_earns_exactly_what_its_tensors_earn(graded, name, plain):
+    run, baseline = graded(name), graded(CH5_DIR / plain)
+    assert_normal(run)
+    assert run.grade.score == baseline.grade.score < run.grade.max_score
+    assert failed(run.grade) == failed(baseline.grade)
+    assert "forged" not in run.report
+
+
+def test_forged_results_land_nowhere(graded):
+    _require("mounts")
+    run = graded("forge_results.py")
+    assert run.strays == []
+    assert not Path("/tmp/attention-grader-hostile-pwned").exists()  # tensor_subclass's pickle was never loaded
+
+
+@pytest.mark.parametrize("path", [HOSTILE / "import_reference_importlib.py", CH5_DIR / "bug_imports_reference.py"],
+                         ids=["importlib", "import statement"])
+def test_importing_the_reference_zeroes_the_score(graded, path):
+    run = graded(path)
+    assert_normal(run)
+    assert run.outcome("policy").status == "failed" and "reference" in run.outcome("policy").message
+    assert run.grade.score == 0
+
+
+def test_reference_files_are_hidden_from_workers(graded):
+    _require("mounts")
+    run, zeros = graded("reference_by_path.py"), graded(CH5_DIR / "vacuous_zeros.py")
+    assert_normal(run)
+    assert "NOT STOLEN" in run.grade.output
+    assert run.grade.score == zeros.grade.score
+
+
+def test_nan_everywhere_earns_only_the_shape_points(graded):
+    run = graded("nan_everywhere.py")
+    assert_normal(run)
+    assert run.outcome("content_dependent").status == "failed"
+    assert "NaN or inf" in run.outcome("content_dependent").message
+    assert run.grade.score == run.outcome("output_shape").points
+
+
+# -- network -------------------------------------------------------------------------------------------------------
+def test_network_is_cut_off(small_rubric, tmp_path):
+    from grader.grading.engine import environment
+
+    if _walls()["net"] is not None:
+        assert any(line.startswith("network NOT blocked") for line in environment())
+        pytest.skip(f"the network cannot be cut off here: {_walls()['net']}")
+    tcp = socket.socket()
+    tcp.bind(("127.0.0.1", 0))
+    tcp.listen()
+    port = tcp.getsockname()[1]
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("127.0.0.1", port))
+    code = (HOSTILE / "network.py").read_text().replace("PORT = 47813", f"PORT = {port}")
+    assert f"PORT = {port}" in code
+    (tmp_path / "network.py").write_text(code)
+    with tcp, udp:
+        run = _grade(tmp_path / "network.py", small_rubric, tmp_path / "cwd")
+        tcp.setblocking(False)
+        udp.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            tcp.accept()
+        with pytest.raises(BlockingIOError):
+            udp.recv(100)
+    assert_normal(run)
+    assert "NETWORK blocked" in run.grade.output
+    assert run.grade.score == run.grade.max_score
+    assert "no network (own network namespace)" in run.grade.environment
+
+
+# -- the walls themselves ------------------------------------------------------------------------------------------
+SPY = '''
+import json, os, sys
+import colorsys, mpmath, sympy  # not imported by the fork server: read from disk, as the worker's uid
+print("WALLS", json.dumps({"uid": os.getuid(), "cwd": os.getcwd(), "home": os.environ.get("HOME"),
+      "env": sorted(os.environ), "fds": sorted(os.listdir("/proc/self/fd")), "tmp": os.listdir("/tmp"),
+      "covered": {d: sorted(os.listdir(d)) for d in COVER}, "hidden": {d: os.listdir(d) for d in HIDE}}), flush=True)
+
+
+def scaled_dot_product_attention(q, k, v, causal=True):
+    return q, q
+'''
+
+
+def test_worker_runs_under_its_own_uid_and_still_imports(tmp_path):
+    """As root: a private view makes Python readable to the worker's uid even under /root (mode 700 here)."""
+    from grader.sandbox import confinement as walls_host
+    from grader.submission import loader
+    from grader.grading.engine import environment
+    from grader.sandbox.client import Subject
+    from grader.sandbox.limits import Limits
+    from grader.exercises import EXERCISES
+
+    _require("uid")
+    plan = walls_host.view_plan()
+    spy = tmp_path / "spy.py"
+    spy.write_text(f"COVER = {plan['cover']!r}\nHIDE = {plan['hide']!r}\n" + SPY)
+    source, entry = loader.read(spy, ("scaled_dot_product_attention",))
+    subject = Subject(source, entry, list(EXERCISES["chapter5"].results), limits=Limits(load_timeout=60))
+    try:
+        subject.load()
+    finally:
+        subject.close()
+    seen = json.loads(subject.output().split("WALLS ", 1)[1].splitlines()[0])
+    assert walls_host.FIRST_UID <= seen["uid"] < walls_host.FIRST_UID + walls_host.SLOTS
+    assert environment()[-1].startswith("its own uid per worker")
+    assert seen["home"] == seen["cwd"]
+    assert set(seen["env"]) <= {"PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "HOME"}
+    assert len(seen["fds"]) <= 5  # 0, 1, 2, the socket, and the listing's own
+    if _walls()["mounts"] is None:
+        exposed = {d: sorted(os.path.basename(p) for p in plan["expose"] if os.path.dirname(p) == d)
+                   for d in plan["cover"]}
+        assert seen["covered"] == exposed
+        assert all(listing == [] for listing in seen["hidden"].values()) and plan["hide"]
+        # the private /tmp holds the worker's folder, and what Python needs from the real one (a clone under /tmp)
+        needed = {os.path.basename(p) for p in plan["expose"] if os.path.dirname(p) == "/tmp"}
+        assert set(seen["tmp"]) == {os.path.basename(seen["cwd"])} | needed
+
+
+def test_environment_lines_name_every_wall():
+    from grader.grading.engine import environment
+
+    lines = environment()
+    assert any("limits" in line for line in lines)
+    assert any("network" in line for line in lines)
+    assert any("uid" in line for line in lines)
+    assert any("file system view" in line for line in lines)
+    if os.geteuid() == 0 and _walls()["mounts"] is None:  # the private view makes Python readable to any uid
+        assert _walls()["uid"] is None
+
+
+# -- through pytest and the batch command --------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["forge_results.py", "fake_pytest_output.py"])
+def test_pytest_run_survives_and_is_the_graders_own(pytester, small_toml, small_rubric, graded, name):
+    """pytest --submission on a file that forges results.json, or prints a fake passing run: the JSON, the
+    counts, the total and the exit status are the grader's."""
+    result = pytester.runpytest_subprocess("--submission", str(HOSTILE / name), "--rubric", str(small_toml),
+                                           "--grade-json", "r.json", "-p", "no:cacheprovider")
+    grade = graded(name).grade
+    assert result.ret == 1, result.stdout.str()[-2000:]  # checks failed; not interrupted (2) or crashed (3)
+    data = json.loads((pytester.path / "r.json").read_text())
+    assert data["score"] == grade.score < data["max_score"]
+    assert [t["extra_data"]["check_id"] for t in data["tests"]] == small_rubric.order()
+    assert "forged" not in json.dumps(data)
+    result.stdout.fnmatch_lines([f"Total: {grade.score:g}/{grade.max_score:g}"])
+    text = result.stdout.str() + result.stderr.str()
+    assert "17 passed in 0.42s" not in text and "Total: 100/100" not in text
+    counts = result.parseoutcomes()
+    assert counts["failed"] == len(failed(grade))
+    assert counts["passed"] == sum(o.status == "passed" for o in grade.outcomes)
+    assert not any((pytester.path / forged).exists() for forged in FORGED + (".hypothesis",))
+
+
+def test_batch_grades_every_file_after_a_hostile_one(tmp_path, small_toml, graded, monkeypatch, capsys):
+    from grader.frontends import cli
+
+    names = ["endless_loop.py", "exit_at_import.py", "forge_results.py", "returns_none.py"]
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    for name in names:
+        (folder / name).write_text((HOSTILE / name).read_text())
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["grade", str(folder), "--rubric", str(small_toml), "--out", "out", "--workers", "1"]) == 0
+    for name in names:
+        data = json.loads((tmp_path / "out" / name / "results.json").read_text())
+        assert data["score"] == graded(name).grade.score
+        assert "forged" not in json.dumps(data)
+    assert sorted(p.name for p in folder.iterdir()) == names
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "subs"]
+    assert "4 submissions" in capsys.readouterr().err
+
+
+# -- the meta twin ---------------------------------------------------------------------------------------------------
+# This session's fork server preloads torch's meta kernels (conftest). One `check` or `pytest --submission` does not:
+# each worker then forks a twin that imports them and answers the device check's meta calls. Same verdicts, same
+# messages, nothing left alive, whichever process made the call.
+TWIN = [HOSTILE / name for name, _ in ON_META] + [
+    CH5_DIR / name for name in ("correct_basic.py", "bug_mask_wrong_device.py", "bug_mask_cached_by_T.py", "bug_dropout.py")]
+_TWIN_SCRIPT = """
+import json, sys
+from grader.sandbox import spawn
+spawn.warm_up()
+from grader.grading.engine import Grading
+from grader.grading.rubric import load
+rubric = load(sys.argv[1])
+for path in sys.argv[2:]:
+    grade = Grading(path, rubric).finish()
+    print(json.dumps({"outcomes": [[o.id, o.status, o.message] for o in grade.outcomes], "output": grade.output}))
+"""
+
+
+@pytest.fixture(scope="session")
+def twin_graded(small_toml):
+    done = subprocess.run([sys.executable, "-c", _TWIN_SCRIPT, str(small_toml), *map(str, TWIN)],
+                          capture_output=True, text=True, timeout=300, check=True)
+    return {path: json.loads(line) for path, line in zip(TWIN, done.stdout.splitlines())}
+
+
+@pytest.mark.parametrize("path", TWIN, ids=[p.name for p in TWIN])
+def test_the_meta_twin_gives_the_same_verdicts(twin_graded, graded, path):
+    here = graded(path).grade
+    there = twin_graded[path]
+    assert there["outcomes"] == [[o.id, o.status, o.message] for o in here.outcomes]
+    device = next(o for o in here.outcomes if o.id == "device_placement")
+    assert (device.status == "passed") == (path.name in ("correct_basic.py", "bug_dropout.py"))
+    pids = [int(n) for n in re.findall(r"HOSTILE-PID (\d+)", there["output"])]
+    assert len(pids) == (path.parent == HOSTILE)  # the call ran, in the twin, and the twin is gone
+    assert all(_stat(pid) is None or _stat(pid)[0] == "Z" for pid in pids)
+
+
+# -- fewer walls (a student's laptop): the same protocol --------------------------------------------------------
+@pytest.mark.parametrize("name", ["fork_children.py", "orphan_then_exit.py", "exit_at_import.py"])
+def test_without_privileged_walls_nothing_is_left_behind_either(small_rubric, tmp_path, monkeypatch, name):
+    """With no uid, mount or network wall (as for an ordinary user), the process tree and the fork server's
+    orphans are killed instead, and the report says which walls were missing."""
+    from grader.sandbox import confinement as walls_host
+
+    monkeypatch.setattr(walls_host, "walls", lambda: dict.fromkeys(("net", "mounts", "uid"), "not running as root"))
+    run = _grade(HOSTILE / name, small_rubric, tmp_path / "cwd")
+    if name != "exit_at_import.py":
+        assert run.pids  # it did start processes, and they are gone:
+    assert run.leftovers == []
+    assert "network NOT blocked (not running as root)" in run.grade.environment
+    assert any(line.startswith("no uid of its own (not running as root)") for line in run.grade.environment)
+
+
+def test_every_hostile_file_has_its_test():
+    named = {r[0] for r in REASONS} | {r[0] for r in ON_META} | {t[0] for t in TAMPERING} | {p[0] for p in PROCESSES} | set(FLOODS)
+    named |= {"import_reference_importlib.py", "reference_by_path.py", "nan_everywhere.py", "network.py"}
+    assert named == {p.name for p in HOSTILE.glob("*.py")}
