@@ -13,10 +13,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CH5_DIR as CH5
+from conftest import CH5_DIR as CH5, ROOT
 
 from grader.frontends import check as selfcheck
 from grader.reports import text as report
+from grader.reports.gradescope import gradescope
 from grader.exercises import EXERCISES
 
 CATALOGUE = EXERCISES["chapter5"].catalogue
@@ -165,7 +166,7 @@ def test_invalid_rubric_file_exit_2(capsys, tmp_path):
 @pytest.fixture(scope="module")
 def hidden_rubric(tmp_path_factory):
     """chapter5 with inputs_unchanged and reference_match hidden."""
-    text = (Path(__file__).parents[1] / "rubrics" / "chapter5.toml").read_text()
+    text = (ROOT / "rubrics" / "chapter5.toml").read_text()
     for cid in ("inputs_unchanged", "reference_match"):
         text = text.replace(f"[checks.{cid}]\n", f'[checks.{cid}]\nvisibility = "hidden"\n')
     path = tmp_path_factory.mktemp("rubric") / "hidden.toml"
@@ -189,14 +190,14 @@ def test_hidden_checks_are_counted_but_reveal_only_pass_or_fail(grade_of, hidden
 def test_gradescope_outputs_carry_the_same_feedback_as_check(grade_of):
     grade = grade_of(CH5 / "bug_zero_fill.py")
     screen = selfcheck.render(grade, selfcheck.Style(False))
-    tests = {t["extra_data"]["check_id"]: t for t in report.gradescope(grade)["tests"]}
+    tests = {t["extra_data"]["check_id"]: t for t in gradescope(grade)["tests"]}
     for o in grade.outcomes:
         if o.status == "failed":
             out = tests[o.id]["output"]
             assert "Likely mistake: zero fill" in out and "Replay: attention-grader replay" in out and "Hint:" in out
             for line in report.feedback(o).splitlines():
                 assert line in out and line in screen
-    assert json.dumps(report.gradescope(grade), sort_keys=True) == json.dumps(report.gradescope(grade_of(CH5 / "bug_zero_fill.py")), sort_keys=True)
+    assert json.dumps(gradescope(grade), sort_keys=True) == json.dumps(gradescope(grade_of(CH5 / "bug_zero_fill.py")), sort_keys=True)
 
 
 def test_pytest_grade_json_has_the_diagnosis_and_replay(pytester):
