@@ -7,8 +7,6 @@ exercise's `results` name, checked against the shapes agreed in advance.
 
 from __future__ import annotations
 
-import multiprocessing
-import multiprocessing.forkserver
 import os
 import shutil
 import signal
@@ -54,10 +52,6 @@ def _exit_reason(code: int | None) -> str:
 
 
 _live: set[int] = set()  # this process's running workers; any other child of the fork server is an orphan
-
-
-def _server_pid() -> int | None:
-    return getattr(multiprocessing.forkserver._forkserver, "_forkserver_pid", None)  # no public accessor
 
 
 @dataclass
@@ -138,7 +132,7 @@ class Subject:
         self._meta_ready = False
         if self._proc is not None:
             _live.discard(self._proc.pid)
-            confinement.kill(self._proc.pid, self._slot, _server_pid(), frozenset(_live))
+            confinement.kill(self._proc.pid, self._slot, spawn.server_pid(), frozenset(_live))
             self._proc.join(5)
             self._proc = None
         if self._sock is not None:

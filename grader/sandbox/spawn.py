@@ -7,6 +7,7 @@ import io
 import multiprocessing
 import multiprocessing.forkserver
 import os
+import signal
 from multiprocessing import context as _context
 from multiprocessing import popen_forkserver, reduction, util
 
@@ -28,6 +29,28 @@ def warm_up(meta: bool = False) -> None:
         _preload.append("grader.sandbox.worker.preload_meta")
     context()
     multiprocessing.forkserver.ensure_running()
+    if not _stopping:  # multiprocessing's exit hook, not atexit: a pool's grader process runs only that one
+        _stopping.append(util.Finalize(None, stop_server, exitpriority=-100))
+
+
+_stopping: list = []
+
+
+def server_pid() -> int | None:
+    return getattr(multiprocessing.forkserver._forkserver, "_forkserver_pid", None)  # no public accessor
+
+
+def stop_server() -> None:
+    """End the fork server with this process: left alone it would outlive the command, still importing torch
+    or waiting to notice that its parent is gone."""
+    pid = server_pid()
+    if pid is None:
+        return
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass
 
 
 def start(sock, out_path: str, limits: dict) -> multiprocessing.Process:
