@@ -22,8 +22,7 @@ test: $(STAMP)
 	$(VENV)/bin/pytest -q
 
 bench: $(STAMP)
-	$(PY) benchmarks/bench_check.py
-	$(PY) benchmarks/bench_batch.py
+	$(PY) benchmarks/bench.py
 
 clean:
 	rm -rf $(VENV) grades *.egg-info

@@ -1,0 +1,133 @@
+"""`make bench`: every speed and memory figure the project tracks, in one run, each beside its target, as ratios to
+`python -c "import torch"` timed in the same run (its runs interleave with the others, so they share the load).
+
+    python benchmarks/bench.py [--repeat 5] [--batch 60]
+
+Rows: `check` and `pytest --submission` on a correct file (median of --repeat runs) and on the chapter-5 bug
+samples (one run each, the median over the samples); peak PSS of one `check`; batch `grade` of --batch mixed
+samples and of 5 files, per submission, with the batch's peak PSS; processes still alive after a command returns.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_batch import GiB, Memory, build  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+CH5 = ROOT / "submissions" / "chapter5"
+BIN = Path(sys.executable).parent
+MiB = 1 << 20
+TAG = "ATTENTION_GRADER_BENCH"
+
+
+def timed(argv: list[str], tag: str = "") -> tuple[float, Memory]:
+    """Wall seconds until the command's output streams close, and its process tree's peak memory."""
+    env = dict(os.environ, **({TAG: tag} if tag else {}))
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    mem = Memory(proc.pid)
+    mem.start()
+    _, err = proc.communicate()
+    took = time.perf_counter() - start
+    mem.done.set()
+    mem.join()
+    if proc.returncode not in (0, 1):  # 1: a bug sample fails its checks, as it should
+        sys.exit(f"bench: {' '.join(argv)} exited {proc.returncode}: {err.decode()[-500:]}")
+    return took, mem
+
+
+def alive(tag: str) -> int:
+    """Processes still carrying this run's tag in their environment."""
+    count = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                count += f"{TAG}={tag}".encode() in f.read()
+        except OSError:
+            pass
+    return count
+
+
+def check(path: Path) -> list[str]:
+    return [str(BIN / "attention-grader"), "check", str(path)]
+
+
+def plugin(path: Path) -> list[str]:
+    return [str(BIN / "pytest"), "-q", "-p", "no:cacheprovider", "--submission", str(path)]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--batch", type=int, default=60, help="submissions in the large batch (default 60)")
+    args = ap.parse_args()
+    load = os.getloadavg()[0]
+    correct, bugs = CH5 / "correct_basic.py", sorted(CH5.glob("bug_*.py"))
+    torch_runs, rows, left = [], [], 0
+
+    def torch_import() -> None:
+        torch_runs.append(timed([sys.executable, "-c", "import torch"])[0])
+
+    def median_of(argv_for, paths, repeat=1) -> tuple[float, float]:
+        nonlocal left
+        times, peak = [], 0
+        for _ in range(repeat):
+            for path in paths:
+                torch_import()
+                tag = uuid.uuid4().hex
+                took, mem = timed(argv_for(path), tag)
+                left += alive(tag)
+                times.append(took)
+                peak = max(peak, mem.pss)
+        return statistics.median(times), peak
+
+    check_ok, check_pss = median_of(check, [correct], args.repeat)
+    plugin_ok, _ = median_of(plugin, [correct], args.repeat)
+    check_bug, check_bug_pss = median_of(check, bugs)
+    plugin_bug, _ = median_of(plugin, bugs)
+    with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
+        batches = {}
+        for n in (args.batch, 5):
+            folder = Path(tmp) / f"class{n}"
+            folder.mkdir()
+            build(folder, n)
+            torch_import()
+            tag = uuid.uuid4().hex
+            took, mem = timed([sys.executable, "-m", "grader.frontends.cli", "grade", str(folder), "--out",
+                               str(Path(tmp) / f"out{n}")], tag)
+            left += alive(tag)
+            batches[n] = (took / n, mem.pss)
+    base = statistics.median(torch_runs)
+    ratio = lambda s: f"{s / base:.2f}x"  # noqa: E731
+    rows = [
+        ("`python -c \"import torch\"`", f"{base:.2f} s", ""),
+        (f"batch `grade`, wall time per submission, {args.batch} mixed samples", ratio(batches[args.batch][0]), "<= 0.25x"),
+        ("batch of 5 files, per submission", ratio(batches[5][0]), "<= 1.0x"),
+        ("`check`, correct file", ratio(check_ok), "<= 1.5x"),
+        ("`pytest --submission`, correct file", ratio(plugin_ok), "<= 1.5x"),
+        (f"`check`, median over the {len(bugs)} chapter-5 bug samples", ratio(check_bug), "<= 2.0x"),
+        (f"`pytest --submission`, median over the {len(bugs)} bug samples", ratio(plugin_bug), "<= 2.0x"),
+        ("peak PSS of the tree: `check`", f"{max(check_pss, check_bug_pss) / MiB:.0f} MiB", "<= 450 MiB"),
+        ("peak PSS of the tree: batch", f"{batches[args.batch][1] / GiB:.2f} GiB", "<= 1.0 GiB"),
+        ("processes alive after a command returns", str(left), "none"),
+    ]
+    print(f"{os.cpu_count()} cores, load average {load:.1f} before, {os.getloadavg()[0]:.1f} after; "
+          f"torch import: median of {len(torch_runs)} runs interleaved with the rest\n")
+    print("| figure | measured | target |\n|---|---|---|")
+    for row in rows:
+        print(f"| {' | '.join(row)} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
