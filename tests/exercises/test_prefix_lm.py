@@ -1,5 +1,7 @@
 """prefix_lm beyond the verdict matrix: each prefix bug named by the diagnosis, an int-only function charged once,
-the hidden region of a per-row case in the heatmap, the lengths in the replayed call, the pytest plugin."""
+the hidden region of a per-row case in the heatmap, the lengths in the replayed call, the pytest plugin.
+(correct_attention_gym.py names its lengths `prefix_length`: its full marks in the matrix show that they travel by
+position.)"""
 
 import pytest
 import torch
@@ -76,7 +78,7 @@ def test_replay_prints_the_call_with_its_lengths(capsys):
 
     assert main(["replay", str(PLM / "bug_one_length_for_batch.py"), "--rubric", RUBRIC, "--check", "per_row_prefix"]) == 1
     out = capsys.readouterr().out
-    assert "result = prefix_lm_attention(q, k, v, prefix_len=torch.tensor([" in out
+    assert "prefix_len = torch.tensor([" in out and "result = prefix_lm_attention(q, k, v, prefix_len)" in out
     assert "looks computed with prefix_len" in out
 
 

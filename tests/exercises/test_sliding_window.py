@@ -1,5 +1,6 @@
 """sliding_window beyond the verdict matrix: each band bug named by the diagnosis, the band hatched in the heatmap,
-the window in the replayed call, the signature the loader asks for, the pytest plugin."""
+the window in the replayed call, the signature the loader asks for, the pytest plugin. (correct_hf_masking_utils.py
+names its window `sliding_window`: its full marks in the matrix show that the window travels by position.)"""
 
 import pytest
 import torch
@@ -67,8 +68,14 @@ def test_replay_prints_the_call_with_its_window(capsys):
 
     assert main(["replay", str(SW / "bug_mistral_band.py"), "--rubric", RUBRIC, "--check", "band_weights_zero"]) == 1
     out = capsys.readouterr().out
-    assert "result = sliding_window_attention(q, k, v, window=1)" in out
+    assert "window = 1\nresult = sliding_window_attention(q, k, v, window)" in out  # by position, as the grader calls it
     assert "outside its window of 1" in out
+
+
+def test_the_window_reaches_a_parameter_of_any_name(grade_of):
+    path = SW / "correct_hf_masking_utils.py"
+    assert "def sliding_window_attention(q, k, v, sliding_window):" in path.read_text()
+    assert grade_of(path, RUBRIC).score == 100
 
 
 def test_a_function_without_a_window_is_refused_when_loaded(tmp_path):
