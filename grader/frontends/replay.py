@@ -35,9 +35,14 @@ def literal(t) -> str:
 def inputs(case, entry: str) -> list[str]:
     """Lines that rebuild the case's inputs, and the call, in plain PyTorch."""
     value = lambda x: literal(x) if hasattr(x, "numpy") else repr(x)  # noqa: E731
-    names = [case.names[i] if i < len(case.names) else f"arg{i}" for i in range(len(case.args))]
-    kw = "".join(f", {n}={value(x)}" for n, x in case.kw.items())
-    return [f"{n} = {value(x)}" for n, x in zip(names, case.args)] + [f"result = {entry}({', '.join(names)}{kw})"]
+    args, options = list(case.args), dict(case.kw)
+    for name in case.names[len(args):]:  # an option named as a positional input goes in its place, as in the worker
+        if name not in options:
+            break
+        args.append(options.pop(name))
+    names = [case.names[i] if i < len(case.names) else f"arg{i}" for i in range(len(args))]
+    kw = "".join(f", {n}={value(x)}" for n, x in options.items())
+    return [f"{n} = {value(x)}" for n, x in zip(names, args)] + [f"result = {entry}({', '.join(names)}{kw})"]
 
 
 def matrix(w) -> str:

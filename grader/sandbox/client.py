@@ -59,7 +59,8 @@ class Subject:
     source: Source
     entry: str
     results: list[dict]  # the parts of a result, as sandbox.worker.serve.adapt reads them (the exercise's)
-    inputs: tuple[str, ...] = ("q", "k", "v")  # the names of the positional inputs, for messages
+    inputs: tuple[str, ...] = ("q", "k", "v")  # the names of the positional inputs: for messages, and an option
+    # of one of these names goes in that position
     limits: Limits = field(default_factory=Limits)
     device: str = "cpu"
     blocked: set = field(default_factory=set)

@@ -230,8 +230,15 @@ def _call(fn, parts: list[dict], req: dict, payload: bytes) -> tuple[dict, bytes
     grad_out = tensors.pop() if grad else None  # the last tensor is d(loss)/d(out)
 
     def arguments():
-        return ([wire.decode(a, tensors) for a in req["args"]],
-                {k: wire.decode(a, tensors) for k, a in req.get("kwargs", {}).items()})
+        args = [wire.decode(a, tensors) for a in req["args"]]
+        kwargs = {k: wire.decode(a, tensors) for k, a in req.get("kwargs", {}).items()}
+        # an option named as one of the function's positional inputs (window) goes in its place, so the student's
+        # own name for that parameter (window_size) does not matter
+        for name in (req.get("names") or [])[len(args):]:
+            if name not in kwargs:
+                break
+            args.append(kwargs.pop(name))
+        return args, kwargs
 
     if device == "meta":
         # the same call on the CPU first, in this process (the worker or its meta twin alike), as a student's

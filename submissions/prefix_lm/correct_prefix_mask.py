@@ -1,0 +1,15 @@
+# CORRECT: allowed = causal | (j < prefix_len), with a [B] tensor of lengths reshaped to line up with the batch.
+import math
+
+import torch
+
+
+def prefix_lm_attention(q, k, v, prefix_len):
+    T = q.size(-2)
+    j = torch.arange(T, device=q.device)
+    if torch.is_tensor(prefix_len):
+        prefix_len = prefix_len.to(q.device).view(-1, *([1] * (q.dim() - 1)))  # [B, 1, 1] or [B, 1, 1, 1]
+    allowed = (j[None, :] <= j[:, None]) | (j < prefix_len)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    weights = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
+    return weights @ v, weights
