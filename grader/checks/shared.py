@@ -14,7 +14,7 @@ from hypothesis import assume
 
 from grader.checks import strategies as S
 from grader.checks.core import Ctx, Failed, check
-from grader.checks.format import at, fmt, idx, mismatch, perturb, shape_of
+from grader.checks.format import at, fmt, idx, kv_heads, mismatch, perturb, query_heads, shape_of
 from grader.sandbox.client import StudentError
 
 SHARED: dict = {}
@@ -33,7 +33,7 @@ def output_shape(ctx: Ctx) -> None:
         out, w = ctx.call(q, k, v)
         for name, t in (("out", out), ("weights", w)):
             if t.dtype != q.dtype:
-                raise Failed(f"for {shape_of(q)}: {name} has dtype {str(t.dtype).removeprefix('torch.')}, expected {str(q.dtype).removeprefix('torch.')}")
+                raise Failed(f"for {shape_of(q, k, v)}: {name} has dtype {str(t.dtype).removeprefix('torch.')}, expected {str(q.dtype).removeprefix('torch.')}")
 
     ctx.prove(ctx.qkv(t=(1, 6), h=(1, 6), lead=(1, 2), dtypes=(np.float32, np.float64)), prop)
 
@@ -50,7 +50,7 @@ def content_dependent(ctx: Ctx) -> None:
         assume(bool((q[..., -1, :] ** 2).sum(-1).min() > 0.5))
         out, w = ctx.call(q, k, v)
         k2 = k.clone()
-        k2[..., 0, :] += 2 * q[..., -1, :]  # raises the last query's score on key 0
+        k2[..., 0, :] += 2 * kv_heads(q, k)[..., -1, :]  # raises the last query's score on key 0
         _, w2 = ctx.call(q, k2, v)
         _, w3 = ctx.call(perturb(q, (..., slice(-1, None), slice(None))), k, v)
         v2 = v.clone()
@@ -58,19 +58,19 @@ def content_dependent(ctx: Ctx) -> None:
         out3, _ = ctx.call(q, k, v2)
         for name, t in (("weights", w), ("out", out)):
             if not torch.isfinite(t).any():  # NaN != NaN would pass every "it changed" test below
-                raise Failed(f"for {shape_of(q)} with ordinary values, every entry of {name} is NaN or inf")
+                raise Failed(f"for {shape_of(q, k, v)} with ordinary values, every entry of {name} is NaN or inf")
         if torch.equal(w, w2) and torch.equal(w, w3):
             t = q.shape[-2]
             mean = torch.ones(t, t, dtype=w.dtype).tril()
             mean = mean / mean.sum(-1, keepdim=True)
             if torch.allclose(w, mean.expand_as(w), atol=1e-6):
                 raise Failed(
-                    f"for {shape_of(q)} the weights are uniform over the past (1/(i+1)) whatever q and k are: "
+                    f"for {shape_of(q, k, v)} the weights are uniform over the past (1/(i+1)) whatever q and k are: "
                     "this is chapter 4's causal mean, not attention"
                 )
-            raise Failed(f"for {shape_of(q)}, changing k[..., 0, :] or the last query left every weight unchanged: the weights ignore q and k")
+            raise Failed(f"for {shape_of(q, k, v)}, changing k[..., 0, :] or the last query left every weight unchanged: the weights ignore q and k")
         if torch.equal(out, out3):
-            raise Failed(f"for {shape_of(q)}, changing v[..., 0, :] left out unchanged: out must be weights @ v")
+            raise Failed(f"for {shape_of(q, k, v)}, changing v[..., 0, :] left out unchanged: out must be weights @ v")
 
     ctx.prove(ctx.qkv(t=(2, 5), h=(2, 4), scale=1.0), prop, max_examples=min(ctx.max_examples, 10))
 
@@ -90,7 +90,7 @@ def weights_sum_to_one(ctx: Ctx) -> None:
         bad = ~torch.isclose(sums, torch.ones_like(sums), rtol=0, atol=max(atol, 10 * rtol))
         if bad.any():
             i = idx(sums, bad)
-            raise Failed(f"for {shape_of(q)}: row {at('weights', i + (':',))} sums to {fmt(float(sums[i]))}, expected 1")
+            raise Failed(f"for {shape_of(q, k, v)}: row {at('weights', i + (':',))} sums to {fmt(float(sums[i]))}, expected 1")
 
     ctx.prove(ctx.qkv(dtypes=(np.float32, np.float64)), prop)
 
@@ -109,7 +109,7 @@ def future_weights_zero(ctx: Ctx) -> None:
         if leak.any():
             i = idx(w, leak)
             why = ctx.exercise.why_forbidden(i[-2], i[-1])
-            raise Failed(f"for {shape_of(q)}: {at('weights', i)} = {fmt(float(w[i]))}, expected 0 ({why})")
+            raise Failed(f"for {shape_of(q, k, v)}: {at('weights', i)} = {fmt(float(w[i]))}, expected 0 ({why})")
 
     ctx.prove(ctx.qkv(lead=(1, 2), dtypes=(np.float32, np.float64)), prop)  # [B, heads, T, H] too: T = q.shape[1]
 
@@ -130,11 +130,12 @@ def mask_fill_value(ctx: Ctx) -> None:
         if leak.any():
             i = idx(w, leak)
             r, j = i[-2], i[-1]
-            score = lambda key: fmt(float((q[i[:-1]] @ k[i[:-2] + (key,)]) / math.sqrt(q.shape[-1])))
+            kq = query_heads(k, q)
+            score = lambda key: fmt(float((q[i[:-1]] @ kq[i[:-2] + (key,)]) / math.sqrt(q.shape[-1])))
             scores = (f"score[{r}, {r}] = {score(r)} and the masked score[{r}, {j}] = {score(j)}" if large
                       else f"every real score negative (score[{r}, {r}] = {score(r)})")
             raise Failed(
-                f"for {shape_of(q)} with {scores}: {at('weights', i)} = {fmt(float(w[i]))}, expected 0; "
+                f"for {shape_of(q, k, v)} with {scores}: {at('weights', i)} = {fmt(float(w[i]))}, expected 0; "
                 f"a masked score must lose to every real one, which a finite fill (0, -1e4), or no mask, does not"
             )
 
@@ -172,7 +173,7 @@ def future_invariance(ctx: Ctx) -> None:
             out2, _ = ctx.call(args["q"], args["k"], args["v"])
             bad = mismatch("out", out2[..., : i + 1, :], out[..., : i + 1, :], rtol, atol)
             if bad:
-                raise Failed(f"for {shape_of(q)}: changing only {name}[..., {i + 1}:, :] changed {bad.split(' =')[0]} (position <= {i}); {blame[name]}")
+                raise Failed(f"for {shape_of(q, k, v)}: changing only {name}[..., {i + 1}:, :] changed {bad.split(' =')[0]} (position <= {i}); {blame[name]}")
 
     ctx.prove(S.with_position(ctx.qkv()), prop)
 
@@ -193,7 +194,7 @@ def softmax_key_axis(ctx: Ctx) -> None:
         rtol, atol = ctx.tol(w.dtype)
         bad = mismatch("weights", w2[..., i : i + 1, :], w[..., i : i + 1, :], rtol, atol)
         if bad:
-            raise Failed(f"for {shape_of(q)}: changing the other queries changed the weights of query {i} ({bad}); each row must be a softmax over keys")
+            raise Failed(f"for {shape_of(q, k, v)}: changing the other queries changed the weights of query {i} ({bad}); each row must be a softmax over keys")
 
     ctx.prove(S.with_position(ctx.qkv(), last=True), prop)
 
@@ -212,9 +213,9 @@ def finite_float32(ctx: Ctx) -> None:
             bad = ~torch.isfinite(t)
             if bad.any():
                 i = idx(t, bad)
-                top = float((q @ k.transpose(-2, -1)).abs().max() / math.sqrt(q.shape[-1]))
+                top = float((q @ query_heads(k, q).transpose(-2, -1)).abs().max() / math.sqrt(q.shape[-1]))
                 big = f" with scores up to {fmt(top)} in size" if top > 1 else ""
-                raise Failed(f"for {shape_of(q)}{big}: {at(name, i)} = {float(t[i])}")
+                raise Failed(f"for {shape_of(q, k, v)}{big}: {at(name, i)} = {float(t[i])}")
 
     ctx.prove(ctx.qkv(scale=100.0), prop)
 
@@ -258,7 +259,7 @@ def sqrt_scaling(ctx: Ctx) -> None:
         rtol, atol = ctx.tol(w.dtype)
         bad = mismatch("weights", w4, w, rtol, atol)
         if bad:
-            raise Failed(f"for {shape_of(q)}, zero-padding H to {4 * h} and doubling q changed the weights ({bad}){_scale_diagnosis(ctx)}")
+            raise Failed(f"for {shape_of(q, k, v)}, zero-padding H to {4 * h} and doubling q changed the weights ({bad}){_scale_diagnosis(ctx)}")
 
     ctx.prove(ctx.qkv(dtypes=(np.float64,), scale=1.0), prop)
 
@@ -299,7 +300,7 @@ def reference_match(ctx: Ctx) -> None:
             f32 = ctx.tol(torch.float32)
             if q.dtype == torch.float64 and not (mismatch("w", w, ref_w, *f32) or mismatch("o", out, ref_out, *f32)):
                 bad += "; that is float32 precision: is part of it computed in float32 (.float(), a float32 constant)?"
-            raise Failed(f"for {shape_of(q)}: {bad.replace('expected', 'the reference gives')}")
+            raise Failed(f"for {shape_of(q, k, v)}: {bad.replace('expected', 'the reference gives')}")
 
     ctx.prove(ctx.qkv(t=(1, 12), lead=(1, 2), dtypes=(np.float32, np.float64)), prop)
 
@@ -319,7 +320,7 @@ def batch_independence(ctx: Ctx) -> None:
         rtol, atol = ctx.tol(w.dtype)
         bad = mismatch("weights", w2[:1], w[:1], rtol, atol) or mismatch("out", out2[:1], out[:1], rtol, atol)
         if bad:
-            raise Failed(f"for {shape_of(q)}, changing batch elements 1.. changed element 0: {bad.split(' =')[0]}")
+            raise Failed(f"for {shape_of(q, k, v)}, changing batch elements 1.. changed element 0: {bad.split(' =')[0]}")
 
     ctx.prove(ctx.qkv(b=(2, 3)), prop)
 
@@ -338,7 +339,7 @@ def inputs_unchanged(ctx: Ctx) -> None:
             bad = ~((a == b) | (a.isnan() & b.isnan()))
             if bad.any():
                 i = idx(a, bad)
-                raise Failed(f"for {shape_of(q)}: your function changed {at(name, i)} from {fmt(float(a[i]))} to {fmt(float(b[i]))}")
+                raise Failed(f"for {shape_of(q, k, v)}: your function changed {at(name, i)} from {fmt(float(a[i]))} to {fmt(float(b[i]))}")
 
     ctx.prove(ctx.qkv(), prop, max_examples=min(ctx.max_examples, 10))
 
@@ -354,23 +355,24 @@ _DEVICE_ERROR = re.compile(r"expected device|same device|two devices|inputs were
 )
 def device_placement(ctx: Ctx) -> None:
     for shape in [(2, 3, 4), (2, 2, 5, 3)]:
-        q = torch.randn(ctx.exercise.fit(shape), generator=torch.Generator().manual_seed(1))
-        k, v = q.flip(-2), q * 0.5
+        args, kw = ctx.exercise.device_inputs(torch.randn(ctx.exercise.fit(shape), generator=torch.Generator().manual_seed(1)))
+        q, k, v = args[:3]
         if ctx.device == "cuda":  # real data crosses back, so compare it
             rtol, atol = ctx.tol(q.dtype)
-            out, w = ctx.call(q, k, v)
-            ref_out, ref_w = ctx.ref(q, k, v)
+            out, w = ctx.call(*args, **kw)
+            ref_out, ref_w = ctx.ref(*args, **kw)
             bad = mismatch("out", out, ref_out, rtol, atol) or mismatch("weights", w, ref_w, rtol, atol)
             if bad:
-                raise Failed(f"on cuda, for {shape_of(q)}: {bad}")
+                raise Failed(f"on cuda, for {shape_of(q, k, v, **kw)}: {bad}")
             continue
         # Meta tensors have no data: an op mixing them with a CPU tensor raises, and a result that silently
-        # came back on the CPU (meta @ cpu) is caught by the worker's device check on out and weights.
+        # came back on the CPU (meta @ cpu) is caught by the worker's device check on every result tensor.
+        options = {**ctx.exercise.fixed_options(*args), **kw}
         try:
-            ctx.subject.devices("meta", q, k, v, expect=ctx.exercise.expect(q, k, v), **ctx.exercise.fixed_options(q, k, v))
+            ctx.subject.devices("meta", *args, expect=ctx.exercise.expect(*args, **options), **options)
         except StudentError as e:
             if _DEVICE_ERROR.search(str(e)):
-                raise Failed(f"with {shape_of(q)} on a non-CPU device (simulated with meta tensors): {e}") from None
+                raise Failed(f"with {shape_of(q, k, v, **kw)} on a non-CPU device (simulated with meta tensors): {e}") from None
             # anything else (.item() on meta, say) tells nothing about devices
 
 
@@ -391,7 +393,7 @@ def gradients(ctx: Ctx) -> None:
         for name, got, want in (("q", gq, qq.grad), ("k", gk, kk.grad), ("v", gv, vv.grad)):
             bad = mismatch(f"grad of {name}", got, want, rtol * 10, atol * 10)
             if bad:
-                raise Failed(f"for {shape_of(q)}, loss = sum(out * g): {bad.replace('expected', 'the reference gives')}")
+                raise Failed(f"for {shape_of(q, k, v)}, loss = sum(out * g): {bad.replace('expected', 'the reference gives')}")
 
     ctx.prove(S.with_grad(ctx.qkv(dtypes=(np.float64,), scale=2.0)), prop, max_examples=min(ctx.max_examples, 10))
 

@@ -34,7 +34,11 @@ def literal(t) -> str:
 
 def inputs(case, entry: str) -> list[str]:
     """Lines that rebuild the case's inputs, and the call, in plain PyTorch."""
-    value = lambda x: literal(x) if hasattr(x, "numpy") else repr(x)  # noqa: E731
+    def value(x) -> str:
+        if isinstance(x, (tuple, list)):  # a KV cache
+            return "(" + ", ".join(value(y) for y in x) + ("," if len(x) == 1 else "") + ")"
+        return literal(x) if hasattr(x, "numpy") else repr(x)
+
     names = [case.names[i] if i < len(case.names) else f"arg{i}" for i in range(len(case.args))]
     kw = "".join(f", {n}={value(x)}" for n, x in case.kw.items())
     return [f"{n} = {value(x)}" for n, x in zip(names, case.args)] + [f"result = {entry}({', '.join(names)}{kw})"]
