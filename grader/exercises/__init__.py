@@ -3,7 +3,9 @@ function's names and call, its reference, inputs, shapes, own checks, planted bu
 
 from __future__ import annotations
 
-from grader.exercises import chapter5, grouped_query, masked_self_attention
+from grader.exercises import chapter5, grouped_query, kv_cache, masked_self_attention
 from grader.exercises.base import Exercise
 
-EXERCISES: dict[str, Exercise] = {e.name: e for e in (chapter5.EXERCISE, masked_self_attention.EXERCISE, grouped_query.EXERCISE)}
+EXERCISES: dict[str, Exercise] = {
+    e.name: e for e in (chapter5.EXERCISE, masked_self_attention.EXERCISE, grouped_query.EXERCISE, kv_cache.EXERCISE)
+}
