@@ -16,7 +16,7 @@ import hypothesis
 import torch
 from hypothesis import HealthCheck, Phase, given
 
-from grader.checks.format import shape_of, shown
+from grader.checks.format import inputs_named, shape_of, shown
 from grader.sandbox.client import StudentError, Subject, WorkerLost
 
 
@@ -118,6 +118,7 @@ class Ctx:
             test()
         except Failed as e:  # hypothesis ran the shrunk example last, so `first` holds its inputs
             e.case = self.witness()
+            e.args = (_kv_named(str(e), e.case),)
             raise
 
     def witness(self) -> Case | None:
@@ -190,6 +191,14 @@ class Ctx:
         """(rtol, atol) for values of this dtype; half precisions fall back to float32's unless the rubric sets them."""
         name = str(dtype).removeprefix("torch.")
         return self.tolerances.get(name) or self.tolerances["float32"]
+
+
+def _kv_named(message: str, case: Case | None) -> str:
+    """The message with k's and v's shapes named apart where they differ from q's (fewer key/value heads): the
+    shared checks word their inputs by q alone."""
+    if case is None or len(qkv := _qkv(case.args)) < 3:
+        return message
+    return message.replace(inputs_named(qkv[0]), inputs_named(*qkv))
 
 
 def _qkv(args: tuple) -> list[torch.Tensor]:

@@ -9,10 +9,16 @@ import torch
 
 def shape_of(q, *kv, **kw) -> str:
     """'q, k, v of shape (2, 3, 4) float32 (T=3, H=4, causal=False)'; k and v (`kv`, when given) are named apart
-    when their shapes differ from q's: 'q of shape (1, 4, 3, 2), k, v of shape (1, 2, 3, 2) float32 (...)'."""
+    when their shapes differ from q's (see `inputs_named`)."""
     *lead, t, h = q.shape
     extra = "".join(f", {n}={_short(x)}" for n, x in kw.items())
-    named = f"q, k, v of shape {tuple(q.shape)}"
+    return f"{inputs_named(q, *kv)} {str(q.dtype).removeprefix('torch.')} (T={t}, H={h}{extra})"
+
+
+def inputs_named(q, *kv) -> str:
+    """'q, k, v of shape (1, 4, 3, 2)', or 'q of shape (1, 4, 3, 2), k, v of shape (1, 2, 3, 2)' when k and v (`kv`)
+    have other shapes than q."""
+    groups = [["q, k, v", tuple(q.shape)]]
     if any(x.shape != q.shape for x in kv):
         groups = [["q", tuple(q.shape)]]
         for name, x in zip("kv", kv):
@@ -20,8 +26,7 @@ def shape_of(q, *kv, **kw) -> str:
                 groups[-1][0] += f", {name}"
             else:
                 groups.append([name, tuple(x.shape)])
-        named = ", ".join(f"{names} of shape {shape}" for names, shape in groups)
-    return f"{named} {str(q.dtype).removeprefix('torch.')} (T={t}, H={h}{extra})"
+    return ", ".join(f"{names} of shape {shape}" for names, shape in groups)
 
 
 def shown(kw: dict) -> dict:
@@ -74,18 +79,9 @@ def perturb(x: torch.Tensor, sel) -> torch.Tensor:
     return y
 
 
-
-
-# Key/value heads fewer than query heads (grouped-query attention): query head h reads key/value head h // group.
 def query_heads(t: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
-    """k or v repeated to q's heads (dim -3) when it has fewer; t itself otherwise."""
+    """k or v repeated to q's heads (dim -3) when it has fewer (grouped-query attention: query head h reads
+    key/value head h // group); t itself otherwise."""
     if t.dim() < 3 or t.shape[-3] == q.shape[-3]:
         return t
     return t.repeat_interleave(q.shape[-3] // t.shape[-3], dim=-3)
-
-
-def kv_heads(x: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
-    """x, laid out like q, cut to k's heads when k has fewer: the first query head of each group; x itself otherwise."""
-    if x.dim() < 3 or x.shape[-3] == k.shape[-3]:
-        return x
-    return x[..., :: x.shape[-3] // k.shape[-3], :, :]

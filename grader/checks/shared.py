@@ -1,6 +1,9 @@
 """The shared checks: properties every attention exercise has, each beside the misconception it catches and its
 hint. They take their inputs, shapes and forbidden region from the exercise (`ctx`), so they apply to any
-attention exercise unchanged; an exercise's own checks live in its module."""
+attention exercise unchanged; an exercise's own checks live in its module.
+
+A property's source text seeds its examples (hypothesis derandomizes by it): editing a `prop` changes the cases,
+and so the feedback, of every submission; change the helpers it calls instead."""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ from hypothesis import assume
 
 from grader.checks import strategies as S
 from grader.checks.core import Ctx, Failed, check
-from grader.checks.format import at, fmt, idx, kv_heads, mismatch, perturb, query_heads, shape_of
+from grader.checks.format import at, fmt, idx, mismatch, perturb, query_heads, shape_of
 from grader.sandbox.client import StudentError
 
 SHARED: dict = {}
@@ -33,7 +36,7 @@ def output_shape(ctx: Ctx) -> None:
         out, w = ctx.call(q, k, v)
         for name, t in (("out", out), ("weights", w)):
             if t.dtype != q.dtype:
-                raise Failed(f"for {shape_of(q, k, v)}: {name} has dtype {str(t.dtype).removeprefix('torch.')}, expected {str(q.dtype).removeprefix('torch.')}")
+                raise Failed(f"for {shape_of(q)}: {name} has dtype {str(t.dtype).removeprefix('torch.')}, expected {str(q.dtype).removeprefix('torch.')}")
 
     ctx.prove(ctx.qkv(t=(1, 6), h=(1, 6), lead=(1, 2), dtypes=(np.float32, np.float64)), prop)
 
@@ -50,7 +53,7 @@ def content_dependent(ctx: Ctx) -> None:
         assume(bool((q[..., -1, :] ** 2).sum(-1).min() > 0.5))
         out, w = ctx.call(q, k, v)
         k2 = k.clone()
-        k2[..., 0, :] += 2 * kv_heads(q, k)[..., -1, :]  # raises the last query's score on key 0
+        k2[..., 0, :] += 2 * q[..., -1, :]  # raises the last query's score on key 0
         _, w2 = ctx.call(q, k2, v)
         _, w3 = ctx.call(perturb(q, (..., slice(-1, None), slice(None))), k, v)
         v2 = v.clone()
@@ -58,19 +61,19 @@ def content_dependent(ctx: Ctx) -> None:
         out3, _ = ctx.call(q, k, v2)
         for name, t in (("weights", w), ("out", out)):
             if not torch.isfinite(t).any():  # NaN != NaN would pass every "it changed" test below
-                raise Failed(f"for {shape_of(q, k, v)} with ordinary values, every entry of {name} is NaN or inf")
+                raise Failed(f"for {shape_of(q)} with ordinary values, every entry of {name} is NaN or inf")
         if torch.equal(w, w2) and torch.equal(w, w3):
             t = q.shape[-2]
             mean = torch.ones(t, t, dtype=w.dtype).tril()
             mean = mean / mean.sum(-1, keepdim=True)
             if torch.allclose(w, mean.expand_as(w), atol=1e-6):
                 raise Failed(
-                    f"for {shape_of(q, k, v)} the weights are uniform over the past (1/(i+1)) whatever q and k are: "
+                    f"for {shape_of(q)} the weights are uniform over the past (1/(i+1)) whatever q and k are: "
                     "this is chapter 4's causal mean, not attention"
                 )
-            raise Failed(f"for {shape_of(q, k, v)}, changing k[..., 0, :] or the last query left every weight unchanged: the weights ignore q and k")
+            raise Failed(f"for {shape_of(q)}, changing k[..., 0, :] or the last query left every weight unchanged: the weights ignore q and k")
         if torch.equal(out, out3):
-            raise Failed(f"for {shape_of(q, k, v)}, changing v[..., 0, :] left out unchanged: out must be weights @ v")
+            raise Failed(f"for {shape_of(q)}, changing v[..., 0, :] left out unchanged: out must be weights @ v")
 
     ctx.prove(ctx.qkv(t=(2, 5), h=(2, 4), scale=1.0), prop, max_examples=min(ctx.max_examples, 10))
 
@@ -90,7 +93,7 @@ def weights_sum_to_one(ctx: Ctx) -> None:
         bad = ~torch.isclose(sums, torch.ones_like(sums), rtol=0, atol=max(atol, 10 * rtol))
         if bad.any():
             i = idx(sums, bad)
-            raise Failed(f"for {shape_of(q, k, v)}: row {at('weights', i + (':',))} sums to {fmt(float(sums[i]))}, expected 1")
+            raise Failed(f"for {shape_of(q)}: row {at('weights', i + (':',))} sums to {fmt(float(sums[i]))}, expected 1")
 
     ctx.prove(ctx.qkv(dtypes=(np.float32, np.float64)), prop)
 
@@ -109,7 +112,7 @@ def future_weights_zero(ctx: Ctx) -> None:
         if leak.any():
             i = idx(w, leak)
             why = ctx.exercise.why_forbidden(i[-2], i[-1])
-            raise Failed(f"for {shape_of(q, k, v)}: {at('weights', i)} = {fmt(float(w[i]))}, expected 0 ({why})")
+            raise Failed(f"for {shape_of(q)}: {at('weights', i)} = {fmt(float(w[i]))}, expected 0 ({why})")
 
     ctx.prove(ctx.qkv(lead=(1, 2), dtypes=(np.float32, np.float64)), prop)  # [B, heads, T, H] too: T = q.shape[1]
 
@@ -173,7 +176,7 @@ def future_invariance(ctx: Ctx) -> None:
             out2, _ = ctx.call(args["q"], args["k"], args["v"])
             bad = mismatch("out", out2[..., : i + 1, :], out[..., : i + 1, :], rtol, atol)
             if bad:
-                raise Failed(f"for {shape_of(q, k, v)}: changing only {name}[..., {i + 1}:, :] changed {bad.split(' =')[0]} (position <= {i}); {blame[name]}")
+                raise Failed(f"for {shape_of(q)}: changing only {name}[..., {i + 1}:, :] changed {bad.split(' =')[0]} (position <= {i}); {blame[name]}")
 
     ctx.prove(S.with_position(ctx.qkv()), prop)
 
@@ -194,7 +197,7 @@ def softmax_key_axis(ctx: Ctx) -> None:
         rtol, atol = ctx.tol(w.dtype)
         bad = mismatch("weights", w2[..., i : i + 1, :], w[..., i : i + 1, :], rtol, atol)
         if bad:
-            raise Failed(f"for {shape_of(q, k, v)}: changing the other queries changed the weights of query {i} ({bad}); each row must be a softmax over keys")
+            raise Failed(f"for {shape_of(q)}: changing the other queries changed the weights of query {i} ({bad}); each row must be a softmax over keys")
 
     ctx.prove(S.with_position(ctx.qkv(), last=True), prop)
 
@@ -213,9 +216,9 @@ def finite_float32(ctx: Ctx) -> None:
             bad = ~torch.isfinite(t)
             if bad.any():
                 i = idx(t, bad)
-                top = float((q @ query_heads(k, q).transpose(-2, -1)).abs().max() / math.sqrt(q.shape[-1]))
+                top = float((q @ k.transpose(-2, -1)).abs().max() / math.sqrt(q.shape[-1]))
                 big = f" with scores up to {fmt(top)} in size" if top > 1 else ""
-                raise Failed(f"for {shape_of(q, k, v)}{big}: {at(name, i)} = {float(t[i])}")
+                raise Failed(f"for {shape_of(q)}{big}: {at(name, i)} = {float(t[i])}")
 
     ctx.prove(ctx.qkv(scale=100.0), prop)
 
@@ -259,7 +262,7 @@ def sqrt_scaling(ctx: Ctx) -> None:
         rtol, atol = ctx.tol(w.dtype)
         bad = mismatch("weights", w4, w, rtol, atol)
         if bad:
-            raise Failed(f"for {shape_of(q, k, v)}, zero-padding H to {4 * h} and doubling q changed the weights ({bad}){_scale_diagnosis(ctx)}")
+            raise Failed(f"for {shape_of(q)}, zero-padding H to {4 * h} and doubling q changed the weights ({bad}){_scale_diagnosis(ctx)}")
 
     ctx.prove(ctx.qkv(dtypes=(np.float64,), scale=1.0), prop)
 
@@ -300,7 +303,7 @@ def reference_match(ctx: Ctx) -> None:
             f32 = ctx.tol(torch.float32)
             if q.dtype == torch.float64 and not (mismatch("w", w, ref_w, *f32) or mismatch("o", out, ref_out, *f32)):
                 bad += "; that is float32 precision: is part of it computed in float32 (.float(), a float32 constant)?"
-            raise Failed(f"for {shape_of(q, k, v)}: {bad.replace('expected', 'the reference gives')}")
+            raise Failed(f"for {shape_of(q)}: {bad.replace('expected', 'the reference gives')}")
 
     ctx.prove(ctx.qkv(t=(1, 12), lead=(1, 2), dtypes=(np.float32, np.float64)), prop)
 
@@ -320,7 +323,7 @@ def batch_independence(ctx: Ctx) -> None:
         rtol, atol = ctx.tol(w.dtype)
         bad = mismatch("weights", w2[:1], w[:1], rtol, atol) or mismatch("out", out2[:1], out[:1], rtol, atol)
         if bad:
-            raise Failed(f"for {shape_of(q, k, v)}, changing batch elements 1.. changed element 0: {bad.split(' =')[0]}")
+            raise Failed(f"for {shape_of(q)}, changing batch elements 1.. changed element 0: {bad.split(' =')[0]}")
 
     ctx.prove(ctx.qkv(b=(2, 3)), prop)
 
@@ -339,7 +342,7 @@ def inputs_unchanged(ctx: Ctx) -> None:
             bad = ~((a == b) | (a.isnan() & b.isnan()))
             if bad.any():
                 i = idx(a, bad)
-                raise Failed(f"for {shape_of(q, k, v)}: your function changed {at(name, i)} from {fmt(float(a[i]))} to {fmt(float(b[i]))}")
+                raise Failed(f"for {shape_of(q)}: your function changed {at(name, i)} from {fmt(float(a[i]))} to {fmt(float(b[i]))}")
 
     ctx.prove(ctx.qkv(), prop, max_examples=min(ctx.max_examples, 10))
 
@@ -393,7 +396,7 @@ def gradients(ctx: Ctx) -> None:
         for name, got, want in (("q", gq, qq.grad), ("k", gk, kk.grad), ("v", gv, vv.grad)):
             bad = mismatch(f"grad of {name}", got, want, rtol * 10, atol * 10)
             if bad:
-                raise Failed(f"for {shape_of(q, k, v)}, loss = sum(out * g): {bad.replace('expected', 'the reference gives')}")
+                raise Failed(f"for {shape_of(q)}, loss = sum(out * g): {bad.replace('expected', 'the reference gives')}")
 
     ctx.prove(S.with_grad(ctx.qkv(dtypes=(np.float64,), scale=2.0)), prop, max_examples=min(ctx.max_examples, 10))
 

@@ -3,21 +3,24 @@
 `repeat_interleave` convention), weights [B, Hq, T, T], future keys masked.
 
 The shared checks draw the grouped case proper: Hkv of 1 (multi-query) or 2, with groups of 2 query heads, so
-that tiling the heads instead of interleaving them already shows; the own checks take larger groups and the two
-ends (Hkv == Hq, Hkv == 1).
+that tiling the heads instead of interleaving them already shows (content_dependent draws one head of each and
+finite_float32 one key/value head: their own code pairs q with k head for head); the own checks take larger
+groups and the two ends (Hkv == Hq, Hkv == 1).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
 from functools import partial
 
 import torch
 from hypothesis import strategies as st
 
 from grader.checks import strategies as S
-from grader.checks.core import Ctx, Failed, check
+from grader.checks.core import Check, Ctx, Failed, check
 from grader.checks.format import idx, mismatch, perturb, query_heads, shape_of
+from grader.checks.shared import SHARED
 from grader.exercises.base import Exercise, Variants
 
 CHECKS: dict = {}
@@ -212,10 +215,14 @@ def probes() -> list[tuple[tuple[torch.Tensor, ...], dict]]:
     return [((q, k, v), {}), (negative, {}), ((12 * q, 12 * k, v), {}), ((q, k[:, :1], v[:, :1]), {})]
 
 
+@dataclass(frozen=True)
 class GroupedQuery(Exercise):
+    kv_heads: tuple[int, int] = (1, 2)  # the shared checks' Hkv, and query heads per key/value head
+    groups: tuple[int, int] = (2, 2)
+
     def qkv(self, lead=(1, 1), **kw):
         """The grouped case proper: Hkv of 1 or 2 with groups of 2 (the own checks draw their own shapes)."""
-        return grouped(**kw)
+        return grouped(self.kv_heads, self.groups, **kw)
 
     def negative_scores(self, **kw):
         return grouped_negative(**kw)
@@ -233,3 +240,15 @@ EXERCISE = GroupedQuery(
     lead=(2, 2),
     variants=Variants(MISTAKES, GROUPS, ALONE, plant, probes),
 )
+
+
+def drawing(shared: Check, kv_heads: tuple[int, int], groups: tuple[int, int]) -> Check:
+    """`shared` with its inputs drawn with these head counts."""
+    exercise = replace(EXERCISE, kv_heads=kv_heads, groups=groups)
+    return replace(shared, run=lambda ctx: shared.run(replace(ctx, exercise=exercise)))
+
+
+# Two shared checks pair q with k head for head in their own code: content_dependent adds q's last query to k (one
+# head each: a slip in the grouping must not cost the gate), finite_float32 words the scores q @ k^T (multi-query).
+CHECKS["content_dependent"] = drawing(SHARED["content_dependent"], (1, 1), (1, 1))
+CHECKS["finite_float32"] = drawing(SHARED["finite_float32"], (1, 1), (2, 2))

@@ -5,7 +5,10 @@ MASK = {"future_weights_zero", "mask_fill_value", "future_invariance", "referenc
 # file -> (checks that must fail, words the feedback of those failures must contain)
 EXPECTED = {
     "bug_tiled_heads.py": ({"reference_match", "kv_head_groups", "repeat_kv_equivalent"}, ["heads are tiled", "repeat_interleave"]),
-    "bug_expand_time_dim.py": ({"content_dependent"}, ["uniform over the past"]),  # diagnosed: time and heads mixed
+    "bug_expand_time_dim.py": (
+        {"future_invariance", "reference_match", "repeat_kv_equivalent", "mha_and_mqa"},
+        ["the future values reach the past", "repeat-interleaved 2 times"],
+    ),
     "bug_group_count_for_size.py": ({"kv_head_groups", "repeat_kv_equivalent", "mha_and_mqa"}, ["group size and the number of groups"]),
     "bug_no_mask.py": (MASK, ["in the future of query 0"]),
     "bug_softmax_query_axis.py": ({"weights_sum_to_one", "future_invariance", "softmax_key_axis", "reference_match"}, ["dim=-1", "query axis"]),
