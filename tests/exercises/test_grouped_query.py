@@ -19,6 +19,7 @@ NAMED = {
     "bug_no_mask.py": ["no mask"],
     "bug_softmax_query_axis.py": ["softmax over queries"],
     "bug_exp_no_max.py": ["exp without max"],
+    "bug_no_scaling.py": ["no scaling"],
     "bug_scale_by_d_model.py": ["scaled by sqrt(Hq * D)"],
     "bug_batch_mix.py": ["batch mixed"],
     "vacuous_causal_mean.py": ["causal mean"],

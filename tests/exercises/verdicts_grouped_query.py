@@ -13,6 +13,7 @@ EXPECTED = {
     "bug_no_mask.py": (MASK, ["in the future of query 0"]),
     "bug_softmax_query_axis.py": ({"weights_sum_to_one", "future_invariance", "softmax_key_axis", "reference_match"}, ["dim=-1", "query axis"]),
     "bug_exp_no_max.py": ({"finite_float32"}, ["row max"]),
+    "bug_no_scaling.py": ({"sqrt_scaling", "reference_match"}, ["no scaling"]),
     "bug_scale_by_d_model.py": ({"reference_match", "mha_and_mqa"}, ["sqrt(Hq * D)", "alone with key/value head"]),
     "bug_batch_mix.py": ({"weights_sum_to_one", "reference_match", "batch_independence"}, ["batch"]),
     "bug_inplace_scale.py": ({"inputs_unchanged"}, ["in place"]),
