@@ -16,7 +16,7 @@ import hypothesis
 import torch
 from hypothesis import HealthCheck, Phase, given
 
-from grader.checks.format import shape_of, shown
+from grader.checks.format import inputs_named, shape_of, shown
 from grader.sandbox.client import StudentError, Subject, WorkerLost
 
 
@@ -118,6 +118,7 @@ class Ctx:
             test()
         except Failed as e:  # hypothesis ran the shrunk example last, so `first` holds its inputs
             e.case = self.witness()
+            e.args = (_kv_named(str(e), e.case),)
             raise
 
     def witness(self) -> Case | None:
@@ -157,12 +158,22 @@ class Ctx:
         try:
             return fn(*args, expect=self.exercise.expect(*args, **shown(kw)), **kw)
         except StudentError as e:
-            raise Failed(_raised(e, args[0], shown(kw), when)) from None
+            raise Failed(_raised(e, args, shown(kw), when)) from None
         except WorkerLost as e:
-            raise WorkerLost(f"{e} ({shape_of(args[0], **shown(kw))})") from None
+            raise WorkerLost(f"{e} ({shape_of(*_qkv(args), **shown(kw))})") from None
+
+    def focus(self) -> None:
+        """Make the next call, not the example's first, the one a failure shows (a step of a decoding loop)."""
+        self.first = None
 
     def ref(self, *args, **kw):
-        return self.exercise.reference()(*args, **{**self.exercise.fixed_options(*args), **kw})
+        """(out, weights) of the reference: the first two parts of its result."""
+        return tuple(self.exercise.reference()(*args, **{**self.exercise.fixed_options(*args), **kw}))[:2]
+
+    def ref_all(self, *args, **kw) -> list[torch.Tensor]:
+        """Every tensor of the reference's result, in the order of `call_all` (a KV cache's too)."""
+        parts = self.exercise.reference()(*args, **{**self.exercise.fixed_options(*args), **kw})
+        return [t for p, x in zip(self.exercise.results, parts) for t in (x if len(p["labels"]) > 1 else (x,))]
 
     def forbidden(self, *args, **kw) -> torch.Tensor:
         """Where the weights must be exactly 0 for these inputs (bool, broadcastable to the weights)."""
@@ -182,8 +193,21 @@ class Ctx:
         return self.tolerances.get(name) or self.tolerances["float32"]
 
 
-def _raised(e: StudentError, q, kw, when: str = "") -> str:
+def _kv_named(message: str, case: Case | None) -> str:
+    """The message with k's and v's shapes named apart where they differ from q's (fewer key/value heads): the
+    shared checks word their inputs by q alone."""
+    if case is None or len(qkv := _qkv(case.args)) < 3:
+        return message
+    return message.replace(inputs_named(qkv[0]), inputs_named(*qkv))
+
+
+def _qkv(args: tuple) -> list[torch.Tensor]:
+    """The q, k, v among a call's positional arguments, for shape_of."""
+    return [a for a in args[:3] if isinstance(a, torch.Tensor)]
+
+
+def _raised(e: StudentError, args: tuple, kw, when: str = "") -> str:
     where = f"\n    at {e.where.splitlines()[-1]}" if e.where else ""
     if e.kind == "bad_output":
-        return f"for {shape_of(q, **kw)}: {e}"
-    return f"your function raised {e} {when} for {shape_of(q, **kw)}".replace("  ", " ") + where
+        return f"for {shape_of(*_qkv(args), **kw)}: {e}"
+    return f"your function raised {e} {when} for {shape_of(*_qkv(args), **kw)}".replace("  ", " ") + where

@@ -7,10 +7,26 @@ import math
 import torch
 
 
-def shape_of(q, **kw) -> str:
+def shape_of(q, *kv, **kw) -> str:
+    """'q, k, v of shape (2, 3, 4) float32 (T=3, H=4, causal=False)'; k and v (`kv`, when given) are named apart
+    when their shapes differ from q's (see `inputs_named`)."""
     *lead, t, h = q.shape
     extra = "".join(f", {n}={_short(x)}" for n, x in kw.items())
-    return f"q, k, v of shape {tuple(q.shape)} {str(q.dtype).removeprefix('torch.')} (T={t}, H={h}{extra})"
+    return f"{inputs_named(q, *kv)} {str(q.dtype).removeprefix('torch.')} (T={t}, H={h}{extra})"
+
+
+def inputs_named(q, *kv) -> str:
+    """'q, k, v of shape (1, 4, 3, 2)', or 'q of shape (1, 4, 3, 2), k, v of shape (1, 2, 3, 2)' when k and v (`kv`)
+    have other shapes than q."""
+    groups = [["q, k, v", tuple(q.shape)]]
+    if any(x.shape != q.shape for x in kv):
+        groups = [["q", tuple(q.shape)]]
+        for name, x in zip("kv", kv):
+            if tuple(x.shape) == groups[-1][1]:
+                groups[-1][0] += f", {name}"
+            else:
+                groups.append([name, tuple(x.shape)])
+    return ", ".join(f"{names} of shape {shape}" for names, shape in groups)
 
 
 def shown(kw: dict) -> dict:
@@ -19,6 +35,9 @@ def shown(kw: dict) -> dict:
 
 
 def _short(x) -> str:
+    if isinstance(x, (tuple, list)) and x and all(isinstance(t, torch.Tensor) for t in x):  # a KV cache
+        shapes = {tuple(t.shape) for t in x}
+        return f"{len(x)} tensors of shape {shapes.pop()}" if len(shapes) == 1 else f"tensors of shapes {', '.join(str(tuple(t.shape)) for t in x)}"
     if isinstance(x, torch.Tensor):
         return str(x.to(torch.int64).tolist()) if x.numel() <= 16 else f"tensor{tuple(x.shape)}"
     return repr(x)
@@ -60,3 +79,9 @@ def perturb(x: torch.Tensor, sel) -> torch.Tensor:
     return y
 
 
+def query_heads(t: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    """k or v repeated to q's heads (dim -3) when it has fewer (grouped-query attention: query head h reads
+    key/value head h // group); t itself otherwise."""
+    if t.dim() < 3 or t.shape[-3] == q.shape[-3]:
+        return t
+    return t.repeat_interleave(q.shape[-3] // t.shape[-3], dim=-3)

@@ -1,6 +1,9 @@
 """The shared checks: properties every attention exercise has, each beside the misconception it catches and its
 hint. They take their inputs, shapes and forbidden region from the exercise (`ctx`), so they apply to any
-attention exercise unchanged; an exercise's own checks live in its module."""
+attention exercise unchanged; an exercise's own checks live in its module.
+
+A property's source text seeds its examples (hypothesis derandomizes by it): editing a `prop` changes the cases,
+and so the feedback, of every submission; change the helpers it calls instead."""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ from hypothesis import assume
 
 from grader.checks import strategies as S
 from grader.checks.core import Ctx, Failed, check
-from grader.checks.format import at, fmt, idx, mismatch, perturb, shape_of
+from grader.checks.format import at, fmt, idx, mismatch, perturb, query_heads, shape_of
 from grader.sandbox.client import StudentError
 
 SHARED: dict = {}
@@ -130,11 +133,12 @@ def mask_fill_value(ctx: Ctx) -> None:
         if leak.any():
             i = idx(w, leak)
             r, j = i[-2], i[-1]
-            score = lambda key: fmt(float((q[i[:-1]] @ k[i[:-2] + (key,)]) / math.sqrt(q.shape[-1])))
+            kq = query_heads(k, q)
+            score = lambda key: fmt(float((q[i[:-1]] @ kq[i[:-2] + (key,)]) / math.sqrt(q.shape[-1])))
             scores = (f"score[{r}, {r}] = {score(r)} and the masked score[{r}, {j}] = {score(j)}" if large
                       else f"every real score negative (score[{r}, {r}] = {score(r)})")
             raise Failed(
-                f"for {shape_of(q)} with {scores}: {at('weights', i)} = {fmt(float(w[i]))}, expected 0; "
+                f"for {shape_of(q, k, v)} with {scores}: {at('weights', i)} = {fmt(float(w[i]))}, expected 0; "
                 f"a masked score must lose to every real one, which a finite fill (0, -1e4), or no mask, does not"
             )
 
@@ -354,23 +358,24 @@ _DEVICE_ERROR = re.compile(r"expected device|same device|two devices|inputs were
 )
 def device_placement(ctx: Ctx) -> None:
     for shape in [(2, 3, 4), (2, 2, 5, 3)]:
-        q = torch.randn(ctx.exercise.fit(shape), generator=torch.Generator().manual_seed(1))
-        k, v = q.flip(-2), q * 0.5
+        args, kw = ctx.exercise.device_inputs(torch.randn(ctx.exercise.fit(shape), generator=torch.Generator().manual_seed(1)))
+        q, k, v = args[:3]
         if ctx.device == "cuda":  # real data crosses back, so compare it
             rtol, atol = ctx.tol(q.dtype)
-            out, w = ctx.call(q, k, v)
-            ref_out, ref_w = ctx.ref(q, k, v)
+            out, w = ctx.call(*args, **kw)
+            ref_out, ref_w = ctx.ref(*args, **kw)
             bad = mismatch("out", out, ref_out, rtol, atol) or mismatch("weights", w, ref_w, rtol, atol)
             if bad:
-                raise Failed(f"on cuda, for {shape_of(q)}: {bad}")
+                raise Failed(f"on cuda, for {shape_of(q, k, v, **kw)}: {bad}")
             continue
         # Meta tensors have no data: an op mixing them with a CPU tensor raises, and a result that silently
-        # came back on the CPU (meta @ cpu) is caught by the worker's device check on out and weights.
+        # came back on the CPU (meta @ cpu) is caught by the worker's device check on every result tensor.
+        options = {**ctx.exercise.fixed_options(*args), **kw}
         try:
-            ctx.subject.devices("meta", q, k, v, expect=ctx.exercise.expect(q, k, v), **ctx.exercise.fixed_options(q, k, v))
+            ctx.subject.devices("meta", *args, expect=ctx.exercise.expect(*args, **options), **options)
         except StudentError as e:
             if _DEVICE_ERROR.search(str(e)):
-                raise Failed(f"with {shape_of(q)} on a non-CPU device (simulated with meta tensors): {e}") from None
+                raise Failed(f"with {shape_of(q, k, v, **kw)} on a non-CPU device (simulated with meta tensors): {e}") from None
             # anything else (.item() on meta, say) tells nothing about devices
 
 

@@ -56,6 +56,10 @@ class Exercise:
         """Keyword options every call of the shared checks passes (a window size, say): none by default."""
         return {}
 
+    def device_inputs(self, q: torch.Tensor) -> tuple[tuple, dict]:
+        """The device check's positional inputs and keyword options, made from a random q: k and v of q's shape."""
+        return (q, q.flip(-2), q * 0.5), {}
+
     def forbidden(self, q, k, v, causal: bool = True, **kw) -> torch.Tensor:
         """Where the weights must be exactly 0: [T, T] or broadcastable to the weights."""
         t = q.shape[-2]

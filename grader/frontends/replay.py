@@ -34,7 +34,11 @@ def literal(t) -> str:
 
 def inputs(case, entry: str) -> list[str]:
     """Lines that rebuild the case's inputs, and the call, in plain PyTorch."""
-    value = lambda x: literal(x) if hasattr(x, "numpy") else repr(x)  # noqa: E731
+    def value(x) -> str:
+        if isinstance(x, (tuple, list)):  # a KV cache
+            return "(" + ", ".join(value(y) for y in x) + ("," if len(x) == 1 else "") + ")"
+        return literal(x) if hasattr(x, "numpy") else repr(x)
+
     args, options = list(case.args), dict(case.kw)
     for name in case.names[len(args):]:  # an option named as a positional input goes in its place, as in the worker
         if name not in options:

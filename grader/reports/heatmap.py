@@ -46,15 +46,15 @@ def heatmap(o: Outcome, exercise: str) -> bytes:
 
     case = o.case
     where = worst(case)
-    t = case.weights.shape[-1]
+    rows, t = case.weights.shape[-2:]  # fewer queries than keys after a KV cache's past
     ex = EXERCISES[exercise]
     forbidden = ex.forbidden(*case.args, **case.kw).expand(case.weights.shape)[where]
-    fig, axes = plt.subplots(1, 2, figsize=(max(6.5, 3 + 1.6 * t), 2.5 + 0.7 * t), dpi=100, constrained_layout=True)
+    fig, axes = plt.subplots(1, 2, figsize=(max(6.5, 3 + 1.6 * t), 2.5 + 0.7 * rows), dpi=100, constrained_layout=True)
     cmap = matplotlib.colormaps["Blues"].with_extremes(bad="lightgrey")
     for ax, w, title in zip(axes, (case.weights, case.expected), ("your weights", "reference weights")):
         w = w[where].double()
         image = ax.imshow(w.clamp(0, 1).numpy(), cmap=cmap, vmin=0, vmax=1)  # NaN stays NaN: drawn grey
-        for i in range(t):
+        for i in range(rows):
             for j in range(t):
                 x = float(w[i, j])
                 if forbidden[i, j]:
@@ -65,11 +65,12 @@ def heatmap(o: Outcome, exercise: str) -> bytes:
         ax.set_xlabel("key j")
         ax.set_ylabel("query i")
         ax.set_xticks(range(t))
-        ax.set_yticks(range(t))
+        ax.set_yticks(range(rows))
     fig.colorbar(image, ax=list(axes), shrink=0.8)
     index = f"[{', '.join(map(str, where))}]" if where else ""
-    shown = [f"{n}={x[where[0]].tolist() if where and x.dim() else x.tolist()}" if hasattr(x, "tolist") else f"{n}={x!r}"
-             for n, x in case.kw.items()]  # causal=False, or this batch element's padding_mask
+    shown = [f"{n}={x[where[0]].tolist() if where and x.dim() else x.tolist()}" if hasattr(x, "tolist")
+             else f"{n} of length {x[0].shape[-2]}" if isinstance(x, tuple)
+             else f"{n}={x!r}" for n, x in case.kw.items()]  # causal=False, this batch element's padding_mask, a KV cache
     future = f"\nhatched: {ex.forbidden_caption}, which must get weight 0" if forbidden.any() else ""
     fig.suptitle(f"{o.id}: weights{index}, T={t}{''.join(', ' + s for s in shown)}{future}", fontsize=10)
     buf = io.BytesIO()

@@ -1,0 +1,17 @@
+# BUG: hand-written softmax normalised over dims (0, -1): the sequences of a batch share one normalisation.
+import math
+
+import torch
+
+
+def grouped_query_attention(q, k, v):
+    group = q.size(1) // k.size(1)
+    k = k.repeat_interleave(group, dim=1)
+    v = v.repeat_interleave(group, dim=1)
+    T = q.size(-2)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    future = torch.triu(torch.ones(T, T, dtype=torch.bool, device=q.device), diagonal=1)
+    scores = scores.masked_fill(future, float("-inf"))
+    e = (scores - scores.amax(dim=(0, -1), keepdim=True)).exp()
+    weights = e / e.sum(dim=(0, -1), keepdim=True)
+    return weights @ v, weights

@@ -1,0 +1,15 @@
+# BUG: detaches the weights: no gradient reaches q and k.
+import math
+
+import torch
+
+
+def grouped_query_attention(q, k, v):
+    group = q.size(1) // k.size(1)
+    k = k.repeat_interleave(group, dim=1)
+    v = v.repeat_interleave(group, dim=1)
+    T = q.size(-2)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    future = torch.triu(torch.ones(T, T, dtype=torch.bool, device=q.device), diagonal=1)
+    weights = torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1).detach()
+    return weights @ v, weights
