@@ -1,8 +1,13 @@
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
+
+# Example plans are recorded once per test session, for this process and every command it starts.
+os.environ.setdefault("ATTENTION_GRADER_CACHE", tempfile.mkdtemp(prefix="attention-grader-plans-"))
 
 ROOT = Path(__file__).resolve().parents[1]
 SUBMISSIONS = ROOT / "submissions"
@@ -21,11 +26,11 @@ def grade_of():
 
     spawn.warm_up(meta=True)  # hundreds of workers: each inherits the meta kernels instead of importing them
 
-    def grade(path, rubric_name: str = "chapter5", **kw):
-        """kw: how the code is read (defs_only, notebook_mode)."""
-        key = (str(path), rubric_name, tuple(sorted(kw.items())))
+    def grade(path, rubric_name: str = "chapter5", planned: bool = True, **kw):
+        """kw: how the code is read (defs_only, notebook_mode); planned=False: hypothesis for every check."""
+        key = (str(path), rubric_name, planned, tuple(sorted(kw.items())))
         if key not in _grades:
-            _grades[key] = Grading(path, rubric.load(rubric_name), reading=Reading(**kw)).finish()
+            _grades[key] = Grading(path, rubric.load(rubric_name), reading=Reading(**kw), planned=planned).finish()
         return _grades[key]
 
     return grade

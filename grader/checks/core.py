@@ -12,9 +12,12 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable
 
+import warnings
+
 import hypothesis
 import torch
 from hypothesis import HealthCheck, Phase, given
+from hypothesis.errors import HypothesisDeprecationWarning, UnsatisfiedAssumption
 
 from grader.checks.format import inputs_named, shape_of, shown
 from grader.sandbox.client import StudentError, Subject, WorkerLost
@@ -92,19 +95,38 @@ class Ctx:
     device: str = "cpu"
     notes: list[str] = field(default_factory=list)
     first: tuple | None = field(default=None, repr=False)  # (args, kw) of the current example's first call
+    # The examples hypothesis drew for this check on the reference, per `prove` call: [(strategy, [example...])].
+    plan: list | None = field(default=None, repr=False)
+    recording: list | None = field(default=None, repr=False)  # `prove` appends the same here while a plan is built
+    _proved: int = field(default=0, repr=False)
+    _memo: list | None = field(default=None, repr=False)  # [(call, answer)] of a replay, then served to hypothesis
+    _serving: bool = field(default=False, repr=False)
 
     # -- running properties ----------------------------------------------------------------------------------
     def prove(self, strategy, prop, max_examples: int | None = None) -> None:
-        """Run `prop` on examples from `strategy`; the same submission always sees the same examples."""
+        """Run `prop` on examples from `strategy`; the same submission always sees the same examples.
+
+        Those are the examples recorded in the plan, when there is one: hypothesis is derandomized, so a property
+        that holds meets exactly them. Only when one fails does hypothesis run, to shrink it; the calls the replay
+        made are then answered again from memory, so the worker sees each call once, in the same order."""
+        n = max_examples or self.max_examples
+        strategy_key = f"{n} {strategy!r}"
+        planned = self.plan[self._proved] if self.plan and self._proved < len(self.plan) else None
+        self._proved += 1
+        if planned is not None and planned[0] == strategy_key and self._holds_on(prop, planned[1]):
+            return
+        drawn: list | None = [] if self.recording is not None else None
 
         @functools.wraps(prop)  # same name and source: hypothesis derives the derandomized seed from them
         def example(*args, **kwargs):
             self.first = None
+            if drawn is not None:
+                drawn.append(_cloned((args, kwargs)))
             return prop(*args, **kwargs)
 
         test = given(strategy)(example)
         test = hypothesis.settings(
-            max_examples=max_examples or self.max_examples,
+            max_examples=n,
             derandomize=True,
             database=None,
             deadline=None,
@@ -117,9 +139,38 @@ class Ctx:
         try:
             test()
         except Failed as e:  # hypothesis ran the shrunk example last, so `first` holds its inputs
+            self._memo = None
             e.case = self.witness()
             e.args = (_kv_named(str(e), e.case),)
             raise
+        finally:
+            self._memo = None
+        if drawn is not None:
+            self.recording.append((strategy_key, drawn))
+
+    def _holds_on(self, prop, examples: list) -> bool:
+        """Whether `prop` holds on every planned example. If not, hypothesis takes over with the calls made so far
+        answered from memory, and what the replay noted is dropped (hypothesis notes it again)."""
+        notes = len(self.notes)
+        self._memo, self._serving = [], False
+        try:
+            with warnings.catch_warnings():  # `assume` outside a hypothesis run works, and warns that it does
+                warnings.simplefilter("ignore", HypothesisDeprecationWarning)
+                for args, kwargs in examples:
+                    self.first = None
+                    try:
+                        prop(*_cloned(args), **_cloned(kwargs))
+                    except UnsatisfiedAssumption:
+                        pass
+        except Exception:  # noqa: BLE001 - Failed or not, hypothesis meets it again and reports it as before
+            del self.notes[notes:]
+            self._serving = True
+            return False
+        except BaseException:
+            self._memo = None
+            raise
+        self._memo = None
+        return True
 
     def witness(self) -> Case | None:
         """The failing example's first call again, on the submission and on the reference."""
@@ -148,19 +199,40 @@ class Ctx:
         return self._ask(self.subject.call, args, dict(kw, return_inputs=True))
 
     def grads(self, *args, grad_out, **kw):
-        return self._ask(lambda *a, **k: self.subject.grads(*a, grad_out=grad_out, **k), args, kw, "during backward")
+        return self._ask(self.subject.grads, args, kw, "during backward", grad_out=grad_out)
 
-    def _ask(self, fn, args, kw, when: str = ""):
+    def _ask(self, fn, args, kw, when: str = "", **extra):
         """Ask the worker; its failures become messages that name the inputs they happened on."""
         kw = {**self.exercise.fixed_options(*args), **kw}
         if self.first is None:
             self.first = (args, shown(kw))
         try:
-            return fn(*args, expect=self.exercise.expect(*args, **shown(kw)), **kw)
+            return self._remembered(fn, args, kw, extra)
         except StudentError as e:
             raise Failed(_raised(e, args, shown(kw), when)) from None
         except WorkerLost as e:
             raise WorkerLost(f"{e} ({shape_of(*_qkv(args), **shown(kw))})") from None
+
+    def _remembered(self, fn, args, kw, extra):
+        """fn's answer; while a plan's replay runs, also kept, and given again when hypothesis repeats the call."""
+        if self._memo is None:
+            return fn(*args, expect=self.exercise.expect(*args, **shown(kw)), **extra, **kw)
+        call = _fingerprint((fn.__name__, args, kw, extra))
+        if self._serving:
+            if self._memo and self._memo[0][0] == call:
+                answer = self._memo.pop(0)[1]
+                if isinstance(answer, StudentError):
+                    raise answer
+                return _cloned(answer)
+            self._memo = None  # hypothesis went elsewhere: from here on the worker answers
+            return self._remembered(fn, args, kw, extra)
+        try:
+            answer = fn(*args, expect=self.exercise.expect(*args, **shown(kw)), **extra, **kw)
+        except StudentError as e:
+            self._memo.append((call, e))
+            raise
+        self._memo.append((call, _cloned(answer)))
+        return answer
 
     def focus(self) -> None:
         """Make the next call, not the example's first, the one a failure shows (a step of a decoding loop)."""
@@ -199,6 +271,29 @@ def _kv_named(message: str, case: Case | None) -> str:
     if case is None or len(qkv := _qkv(case.args)) < 3:
         return message
     return message.replace(inputs_named(qkv[0]), inputs_named(*qkv))
+
+
+def _cloned(x):
+    """A copy that no property or caller can change in place: a plan's examples and remembered answers are reused."""
+    if isinstance(x, torch.Tensor):
+        return x.detach().clone()
+    if isinstance(x, (tuple, list)):
+        return type(x)(_cloned(y) for y in x)
+    if isinstance(x, dict):
+        return {k: _cloned(y) for k, y in x.items()}
+    return x
+
+
+def _fingerprint(x):
+    """A call's arguments as comparable values (tensors by dtype, shape and bytes)."""
+    if isinstance(x, torch.Tensor):
+        t = x.detach().cpu().contiguous()
+        return ("tensor", str(t.dtype), tuple(t.shape), t.reshape(-1).view(torch.uint8).numpy().tobytes())
+    if isinstance(x, (tuple, list)):
+        return tuple(_fingerprint(y) for y in x)
+    if isinstance(x, dict):
+        return tuple(sorted((k, _fingerprint(y)) for k, y in x.items()))
+    return repr(x)
 
 
 def _qkv(args: tuple) -> list[torch.Tensor]:

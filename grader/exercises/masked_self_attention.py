@@ -10,6 +10,7 @@ query rows (padding_mask[b, i] == 1); a pad query may compute anything finite, a
 
 from __future__ import annotations
 
+import functools
 from functools import partial
 
 import torch
@@ -27,6 +28,7 @@ OUT, WEIGHTS = "hidden_states", "attention_weights"
 def reference():
     from grader.reference.masked import masked_self_attention
 
+    @functools.wraps(masked_self_attention)  # the plan grades its file (grading.engine.record_plan)
     def parts(*args, **kw):  # the reference returns a dataclass; checks compare (out, weights)
         result = masked_self_attention(*args, **kw)
         return result.hidden_states, result.attention_weights

@@ -5,6 +5,8 @@ Both the pytest plugin (one item per check) and the command line use this, so th
 
 from __future__ import annotations
 
+import functools
+import inspect
 import shlex
 from pathlib import Path
 
@@ -13,7 +15,7 @@ import torch
 
 from grader.checks.core import Case, Ctx, Failed
 from grader.exercises import EXERCISES
-from grader.grading import diagnosis
+from grader.grading import diagnosis, plan
 from grader.grading.outcome import Failure, Grade, Outcome, Status
 from grader.grading import DEFAULT_RUBRIC
 from grader.grading.rubric import Rubric
@@ -55,8 +57,11 @@ def replay_command(path: str | Path, rubric: str, check_id: str, reading: Readin
 
 
 class Grading:
-    def __init__(self, path: str | Path, rubric: Rubric, *, device: str = "cpu", reading: Reading = Reading()):
+    def __init__(self, path: str | Path, rubric: Rubric, *, device: str = "cpu", reading: Reading = Reading(),
+                 planned: bool = True):
         self.path = Path(path)
+        self.planned = planned  # replay the rubric's example plan (same verdicts; hypothesis only where one fails)
+        self.recorded: dict[str, list] | None = None  # set while grading the reference records the plan
         self.rubric = rubric
         self.exercise = EXERCISES[rubric.exercise]
         self.catalogue = self.exercise.catalogue
@@ -114,7 +119,11 @@ class Grading:
             tolerances={k: (t.rtol, t.atol) for k, t in self.rubric.tolerances.items()},
             max_examples=spec.max_examples or self.rubric.hypothesis.max_examples,
             device=self.device,
+            plan=self.plan.get(cid),
+            recording=[] if self.recorded is not None else None,
         )
+        if ctx.recording is not None:
+            self.recorded[cid] = ctx.recording
         torch.manual_seed(0)
         try:
             self.catalogue[cid].run(ctx)
@@ -130,6 +139,10 @@ class Grading:
             self.failures[cid] = Failure.GRADER
             return Status.FAILED, f"grader error while checking ({type(e).__name__}: {e}); please report this to your teacher"
         return Status.PASSED, ""
+
+    @functools.cached_property
+    def plan(self) -> dict[str, list]:
+        return plan.get(self.rubric, lambda: record_plan(self.rubric)) if self.planned else {}
 
     def _load(self) -> tuple[Status, str]:
         self.failures["loads"] = Failure.NOT_LOADED
@@ -211,6 +224,15 @@ class Grading:
     def close(self) -> None:
         if self.subject is not None:
             self.subject.close()
+
+
+def record_plan(rubric: Rubric) -> dict[str, list]:
+    """The examples of every check the reference passes, drawn as they are for any submission that passes it."""
+    fn = inspect.unwrap(EXERCISES[rubric.exercise].reference())
+    grading = Grading(inspect.getsourcefile(fn), rubric, planned=False)
+    grading.recorded = {}
+    grade = grading.finish()
+    return {o.id: grading.recorded[o.id] for o in grade.outcomes if o.status is Status.PASSED and o.id in grading.recorded}
 
 
 _BUILTIN_TITLES = {

@@ -1,0 +1,88 @@
+"""A rubric's example plan: for each check, the examples hypothesis draws, recorded once by grading the reference.
+
+Grading is derandomized, so every submission that passes a check meets exactly these examples; `Ctx.prove`
+replays them without hypothesis and runs hypothesis only when one fails. A plan is kept in memory and on disk
+under a key of everything that decides the draws (the grader's code, the rubric, the versions of Python, torch,
+hypothesis and numpy); one that cannot be read is recorded again, one that cannot be written is kept in memory.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import sys
+from importlib import metadata
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+import grader
+
+_plans: dict[str, dict] = {}
+
+
+def key(rubric) -> str:
+    h = hashlib.sha256(rubric.model_dump_json().encode())
+    for dist in ("torch", "hypothesis", "numpy"):
+        h.update(f"{dist} {metadata.version(dist)}\n".encode())
+    h.update(sys.version.encode())
+    for pkg in _code_folders():
+        for f in sorted(pkg.rglob("*.py")):
+            h.update(str(f.relative_to(pkg)).encode() + f.read_bytes())
+    return f"{rubric.name}-{h.hexdigest()[:20]}"
+
+
+def _code_folders() -> set[Path]:
+    """The grader's package and its reference, which an editable install keeps outside it."""
+    spec = find_spec("grader.reference")
+    return {Path(p) for p in grader.__path__} | {Path(p) for p in ((spec and spec.submodule_search_locations) or [])}
+
+
+def folder() -> Path:
+    """Where plans are kept: $ATTENTION_GRADER_CACHE, else the user's cache folder."""
+    if os.environ.get("ATTENTION_GRADER_CACHE"):
+        return Path(os.environ["ATTENTION_GRADER_CACHE"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "attention-grader" / "plans"
+
+
+def get(rubric, record: Callable[[], dict]) -> dict:
+    """check id -> what `Ctx.prove` replays; recorded by `record()` when neither memory nor disk has it. Grader
+    processes starting side by side record it once: the others wait for the file."""
+    name = key(rubric)
+    if name in _plans:
+        return _plans[name]
+    path = folder() / f"{name}.pt"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock = open(path.with_suffix(".lock"), "a")
+    except OSError:
+        _plans[name] = record()
+        return _plans[name]
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        plan = _read(path)
+        if plan is None:
+            plan = record()
+            _write(path, plan)
+    _plans[name] = plan
+    return plan
+
+
+def _read(path: Path) -> dict | None:
+    try:
+        plan = torch.load(path, weights_only=True)  # tensors, tuples and numbers only: no code
+    except Exception:  # noqa: BLE001 - missing, truncated or from another torch: record it again
+        return None
+    return plan if isinstance(plan, dict) else None
+
+
+def _write(path: Path, plan: dict) -> None:
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    try:
+        torch.save(plan, tmp)
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)

@@ -1,0 +1,57 @@
+"""The example plan: recorded once on the reference, replayed instead of hypothesis, and never trusted blindly.
+(That it changes no grade of any sample is tests/exercises/test_verdicts.py::test_the_example_plan_changes_nothing.)"""
+
+import pytest
+from conftest import CH5_DIR
+
+from grader.grading import plan
+from grader.grading.engine import Grading
+from grader.grading.rubric import load
+
+
+def calls(path, planned: bool) -> tuple[int, dict]:
+    grading = Grading(path, load("chapter5"), planned=planned)
+    grade = grading.finish()
+    return grading.subject._calls, grade.as_dict()
+
+
+@pytest.mark.parametrize("name", ["correct_basic.py", "bug_zero_fill.py", "bug_mask_cached_by_T.py"])
+def test_the_worker_sees_the_same_calls_with_and_without_the_plan(name):
+    """A check that fails on a planned example hands the calls it made to hypothesis, which does not repeat them:
+    a function that keeps state between calls, or draws random numbers, sees exactly what it saw without a plan."""
+    assert calls(CH5_DIR / name, planned=True) == calls(CH5_DIR / name, planned=False)
+
+
+def test_a_plan_is_recorded_once_and_kept_on_disk(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTENTION_GRADER_CACHE", str(tmp_path))
+    monkeypatch.setattr(plan, "_plans", {})
+    rubric = load("chapter5")
+    recorded = []
+    first = plan.get(rubric, lambda: recorded.append(1) or {"output_shape": []})
+    monkeypatch.setattr(plan, "_plans", {})  # a new grader process
+    again = plan.get(rubric, lambda: recorded.append(1) or {})
+    assert first == again == {"output_shape": []} and recorded == [1]
+    assert [p.suffix for p in tmp_path.glob("chapter5-*.pt")] == [".pt"]
+
+
+def test_an_unreadable_plan_is_recorded_again(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTENTION_GRADER_CACHE", str(tmp_path))
+    monkeypatch.setattr(plan, "_plans", {})
+    rubric = load("chapter5")
+    (tmp_path / f"{plan.key(rubric)}.pt").write_bytes(b"not a plan")
+    assert plan.get(rubric, lambda: {"loads": []}) == {"loads": []}
+
+
+def test_a_cache_that_cannot_be_written_still_grades(tmp_path, monkeypatch):
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    monkeypatch.setenv("ATTENTION_GRADER_CACHE", str(blocked / "plans"))  # under a file: mkdir fails
+    monkeypatch.setattr(plan, "_plans", {})
+    grade = Grading(CH5_DIR / "bug_no_mask.py", load("chapter5")).finish()
+    assert {o.id for o in grade.outcomes if o.status == "failed"} >= {"future_weights_zero"}
+
+
+def test_the_key_changes_with_the_rubric():
+    rubric = load("chapter5")
+    other = rubric.model_copy(update={"hypothesis": rubric.hypothesis.model_copy(update={"max_examples": 5})})
+    assert plan.key(rubric) != plan.key(other)
