@@ -103,7 +103,7 @@ class Backend:
 
         common = dict(rubric=rubric.model_dump_json(), origin=rubric.origin, key=key, loading=loading, release=release())
         threads = sum(self.client.nthreads().values())
-        progress = Progress(len(todo), f"the Dask cluster at {self._where()} ({threads} worker threads now)")
+        progress = Progress(len(todo), f"{threads} Dask worker threads, scheduler {self._where()}")
         window = max(16, 2 * threads)  # submissions in flight: the scheduler holds their bytes, not all of them
         pending = iter(todo)
         names: dict = {}
