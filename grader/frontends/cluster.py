@@ -25,7 +25,7 @@ from pathlib import Path
 
 from grader.reports.files import write_atomic
 
-DASK_MISSING = "--scheduler needs Dask: pip install 'attention-grader[dask]'"
+DASK_MISSING = "needs Dask: pip install 'attention-grader[dask]'"
 CONNECT_TIMEOUT = "10s"  # an unreachable scheduler is one line after this long, not a hang
 FILE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*\Z")  # a feedback file a worker may send: a plain name
 
@@ -35,7 +35,16 @@ class Unavailable(Exception):
 
 
 def check_address(text: str) -> str:
-    """--scheduler's value: local:N, or a scheduler address such as tcp://HOST:8786 (ValueError says what is wrong)."""
+    """--scheduler's value: local:N, or a scheduler address such as tcp://HOST:8786 (ValueError says what is wrong,
+    or that Dask is not installed: before the rubric is read, so a missing extra costs no torch import)."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("distributed") is not None
+    except (ImportError, ValueError):  # ValueError: blocked in sys.modules
+        found = False
+    if not found:
+        raise ValueError(DASK_MISSING)
     if text.startswith("local:"):
         n = text[len("local:"):]
         if not n.isdigit() or int(n) < 1:
@@ -52,7 +61,7 @@ def connect(address: str) -> "Backend":
         import dask
         from distributed import Client, LocalCluster
     except ImportError:
-        raise Unavailable(DASK_MISSING) from None
+        raise Unavailable(f"--scheduler {DASK_MISSING}") from None
     import logging
 
     cluster = None

@@ -202,7 +202,7 @@ def test_without_dask_the_local_pool_runs_and_scheduler_says_what_to_install(tmp
     (tmp_path / "b.py").write_text(BROKEN)
     result = run(tmp_path, ".", "--out", "out", "--scheduler", "local:1", pre=BLOCK_DASK, timeout=300)
     assert result.returncode == 2
-    assert result.stderr.strip() == f"attention-grader: {cluster.DASK_MISSING}"
+    assert result.stderr.strip() == f"attention-grader: error: argument --scheduler: {cluster.DASK_MISSING}"
 
 
 # -- the submission's bytes --------------------------------------------------------------------------------------
