@@ -101,19 +101,25 @@ class Backend:
         except Exception:  # noqa: BLE001 - the grades are committed; a cluster that will not close is not an error
             pass
 
+    def describe(self) -> str:
+        """What grades: '2 Dask worker threads, scheduler tcp://...' (a cluster that is still starting has 0)."""
+        where = self.address if self.cluster is None else f"{self.client.scheduler.address} ({self.address})"
+        return f"{self.threads()} Dask worker threads, scheduler {where}"
+
+    def threads(self) -> int:
+        return sum(self.client.nthreads().values())
+
     def grade_all(self, todo: list[tuple[str, Path, str]], rubric, loading: dict, key: str, out: Path,
-                  save) -> dict[str, str]:
+                  save, progress) -> dict[str, str]:
         """As grade._grade_all, on the cluster: `save(name, hash, grade dict)` each grade as it arrives, after its
-        feedback pages are written. Returns name -> why for submissions that could not be graded."""
+        feedback pages are written; `progress.step` after each. Returns name -> why for submissions that could
+        not be graded."""
         from distributed import as_completed
 
-        from grader.frontends.grade import Progress
         from grader.frontends.store import release
 
         common = dict(rubric=rubric.model_dump_json(), origin=rubric.origin, key=key, loading=loading, release=release())
-        threads = sum(self.client.nthreads().values())
-        progress = Progress(len(todo), f"{threads} Dask worker threads, scheduler {self._where()}")
-        window = max(16, 2 * threads)  # submissions in flight: the scheduler holds their bytes, not all of them
+        window = max(16, 2 * self.threads())  # submissions in flight: the scheduler holds their bytes, not all of them
         pending = iter(todo)
         names: dict = {}
 
@@ -147,9 +153,6 @@ class Backend:
             progress.step(failed_on=where if name in errors else None)
             submit_next()
         return errors
-
-    def _where(self) -> str:
-        return self.address if self.cluster is None else f"{self.client.scheduler.address} ({self.address})"
 
 
 class Failed(Exception):

@@ -122,7 +122,8 @@ def run(args) -> int:
                 errors = _grade_all(jobs, rubric, reading.as_dict(), out, min(args.workers, len(todo)), save)
             else:
                 with backend:
-                    errors = backend.grade_all(jobs, rubric, reading.as_dict(), key, out, save)
+                    errors = backend.grade_all(jobs, rubric, reading.as_dict(), key, out, save,
+                                               Progress(len(jobs), backend.describe()))
         except KeyboardInterrupt:
             left = sum(not store.current(n, hashes[n], key) for n in subs)
             print(f"\nattention-grader: interrupted; {len(subs) - left} of {len(subs)} graded and saved in {out}."

@@ -7,6 +7,7 @@ Dask are one line and exit status 2, and without --scheduler Dask is never impor
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -149,6 +150,7 @@ def test_a_task_that_kills_its_worker_twice_is_that_submissions_error(root, sche
     """Retried once elsewhere, then recorded as an error; the run goes on."""
     client, address = scheduler
     client.wait_for_workers(2, timeout=120)  # the nanny restarts a killed worker
+    from grader.frontends.grade import Progress
     from grader.frontends.store import grader_hash
     from grader.grading.rubric import load
 
@@ -166,11 +168,13 @@ def test_a_task_that_kills_its_worker_twice_is_that_submissions_error(root, sche
     backend = cluster.Backend(client, None, address)
     todo = [(n, tmp_path / n, "h" + n) for n in ("die.py", "b.py")]
     rubric = load("chapter5")
+    progress = Progress(len(todo), backend.describe(), stream=io.StringIO())
     errors = backend.grade_all(todo, rubric, {}, grader_hash(rubric, {}), tmp_path / "out",
-                               lambda name, h, grade: saved.setdefault(name, grade))
+                               lambda name, h, grade: saved.setdefault(name, grade), progress)
     assert list(errors) == ["die.py"] and "died while grading it, twice" in errors["die.py"]
     assert list(saved) == ["b.py"] and saved["b.py"]["score"] == 0  # the run went on
     assert (tmp_path / "out" / "b.py" / "feedback.md").read_text().startswith("# b.py: 0/100")
+    assert "graded 2/2" in progress.stream.getvalue() and "failed: 1 on tcp://" in progress.stream.getvalue()
 
 
 # -- bad input ---------------------------------------------------------------------------------------------------
