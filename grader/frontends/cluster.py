@@ -122,10 +122,17 @@ class Backend:
         window = max(16, 2 * self.threads())  # submissions in flight: the scheduler holds their bytes, not all of them
         pending = iter(todo)
         names: dict = {}
+        errors: dict[str, str] = {}
 
         def submit_next() -> None:
             for name, path, h in pending:
-                fut = self.client.submit(grade_task, str(path), pack(path), h, common, pure=False, retries=1,
+                try:
+                    archive = pack(path)
+                except OSError as e:  # unreadable since it was hashed: this submission's error, not the run's
+                    errors[name] = f"could not read it: {e.strerror or e}"
+                    progress.step(failed_on="this machine")
+                    continue
+                fut = self.client.submit(grade_task, str(path), archive, h, common, pure=False, retries=1,
                                          key=f"attention-grader-{_slug(name)}-{os.urandom(6).hex()}")
                 names[fut] = (name, h)
                 running.add(fut)
@@ -134,7 +141,6 @@ class Backend:
         running = as_completed([])
         for _ in range(window):
             submit_next()
-        errors: dict[str, str] = {}
         for fut in running:
             name, h = names.pop(fut)
             where = None
@@ -241,9 +247,9 @@ def grade_task(path: str, archive: bytes, h: str, common: dict) -> bytes:
     for a submission's own trouble (a dead grader process raises, for Dask's one retry)."""
     from distributed import get_worker
 
-    worker = get_worker().address
-    try:
-        with tempfile.TemporaryDirectory(prefix="attention-grader-task-") as tmp:
+    worker = get_worker()
+    try:  # the worker's own scratch folder (--local-directory, dask-jobqueue's local_directory)
+        with tempfile.TemporaryDirectory(prefix="attention-grader-task-", dir=worker.local_directory) as tmp:
             cwd, copy = unpack(archive, path, Path(tmp))
             folder = Path(tmp) / "feedback"
             req = dict(common, path=path, cwd=str(cwd), copy=str(copy), folder=str(folder), hash=h)
@@ -255,7 +261,7 @@ def grade_task(path: str, archive: bytes, h: str, common: dict) -> bytes:
         raise
     except Exception as e:  # noqa: BLE001 - this submission's trouble, not the worker's
         reply = {"error": f"{type(e).__name__}: {e}".splitlines()[0]}
-    reply["worker"] = worker
+    reply["worker"] = worker.address
     return json.dumps(reply).encode()
 
 
