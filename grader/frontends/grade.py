@@ -2,7 +2,8 @@
 
 Each direct child of a folder is one submission (a .py file, a notebook or a folder). Finished grades go to an
 SQLite gradebook in --out as they come, keyed by the content hashes of the submission, the rubric and the grader,
-so a re-run (after Ctrl-C, kill -9, or with new submissions) grades only what is missing or changed.
+so a re-run (after Ctrl-C, kill -9, or with new submissions) grades only what is missing or changed. The grading
+runs in a local pool of grader processes, or with --scheduler on a Dask cluster (frontends.cluster).
 """
 
 from __future__ import annotations
