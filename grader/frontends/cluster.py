@@ -171,6 +171,9 @@ def _why(e: Exception) -> str:
         return "its Dask worker died while grading it, twice (out of memory, or killed); the run went on without it"
     if isinstance(e, Failed):
         return str(e)
+    if name == "FutureCancelledError":  # the scheduler went away or restarted: nothing of this one was kept there
+        reason = str(e).rpartition("reason: ")[2].rstrip(".") or "unknown"
+        return f"the Dask cluster dropped it ({reason}); the run went on"
     return f"{name}: {e}".splitlines()[0]
 
 
