@@ -173,7 +173,7 @@ def _why(e: Exception) -> str:
         return str(e)
     if name == "FutureCancelledError":  # the scheduler went away or restarted: nothing of this one was kept there
         reason = str(e).rpartition("reason: ")[2].rstrip(".") or "unknown"
-        return f"the Dask cluster dropped it ({reason}); the run went on"
+        return f"the Dask cluster dropped it ({reason})"
     return f"{name}: {e}".splitlines()[0]
 
 
