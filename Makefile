@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e .
+	$(PY) -m pip install -q -e '.[dask]'  # the extra: `make test` runs the Dask back end's tests too
 	touch $(STAMP)
 
 # every bundled rubric grades the sample folder of the same name

@@ -2,7 +2,8 @@
 
 Each direct child of a folder is one submission (a .py file, a notebook or a folder). Finished grades go to an
 SQLite gradebook in --out as they come, keyed by the content hashes of the submission, the rubric and the grader,
-so a re-run (after Ctrl-C, kill -9, or with new submissions) grades only what is missing or changed.
+so a re-run (after Ctrl-C, kill -9, or with new submissions) grades only what is missing or changed. The grading
+runs in a local pool of grader processes, or with --scheduler on a Dask cluster (frontends.cluster).
 """
 
 from __future__ import annotations
@@ -40,6 +41,20 @@ def add_arguments(p) -> None:
                    help="grader processes working at once (default: the number of CPUs)")
     options.add_reading(p.add_argument)
     p.add_argument("--force", action="store_true", help="grade every submission again, even unchanged ones")
+    p.add_argument("--scheduler", type=_scheduler, metavar="tcp://HOST:PORT|local:N",
+                   help="grade on a Dask cluster (needs attention-grader[dask]): a running scheduler's address, or "
+                        "local:N for a local cluster of N worker processes; --workers then does not apply")
+
+
+def _scheduler(text: str) -> str:
+    import argparse
+
+    from grader.frontends import cluster  # no Dask import: only the address's form is checked here
+
+    try:
+        return cluster.check_address(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def submissions(dirs: list[str], out: Path) -> dict[str, Path]:
@@ -87,13 +102,29 @@ def run(args) -> int:
     key = gradebook.grader_hash(rubric, reading.as_dict())
     hashes = {name: gradebook.submission_hash(path) for name, path in subs.items()}
     todo = [n for n in subs if args.force or not store.current(n, hashes[n], key) or not (out / n / "feedback.md").exists()]
+    backend = None
+    if todo and vars(args).get("scheduler"):
+        from grader.frontends import cluster
+
+        try:
+            backend = cluster.connect(args.scheduler)  # before any output: an unreachable scheduler is one line
+        except cluster.Unavailable as e:
+            store.close()
+            print(f"attention-grader: {e}", file=sys.stderr)
+            return 2
     print(f"{len(subs)} submissions: {len(todo)} to grade, {len(subs) - len(todo)} unchanged since the last run",
           file=sys.stderr)
     errors: dict[str, str] = {}
     if todo:
+        jobs = [(n, subs[n], hashes[n]) for n in todo]
+        save = lambda name, h, grade: store.put(name, h, key, grade)  # noqa: E731
         try:
-            errors = _grade_all([(n, subs[n], hashes[n]) for n in todo], rubric, reading.as_dict(), out,
-                                min(args.workers, len(todo)), lambda name, h, grade: store.put(name, h, key, grade))
+            if backend is None:
+                errors = _grade_all(jobs, rubric, reading.as_dict(), out, min(args.workers, len(todo)), save)
+            else:
+                with backend:
+                    errors = backend.grade_all(jobs, rubric, reading.as_dict(), key, out, save,
+                                               Progress(len(jobs), backend.describe()))
         except KeyboardInterrupt:
             left = sum(not store.current(n, hashes[n], key) for n in subs)
             print(f"\nattention-grader: interrupted; {len(subs) - left} of {len(subs)} graded and saved in {out}."
@@ -176,25 +207,40 @@ def _start_grader(rubric_json: str, origin: str, parent: int) -> None:
         pass
     if os.getppid() != parent:
         os._exit(1)
+    global _rubric
+    _rubric = warm_up(rubric_json, origin)
+
+
+def warm_up(rubric_json: str, origin: str):
+    """What a grader process does once: torch, the fork server, the engine's imports; returns the rubric.
+    (A Dask worker's grader process, frontends.warm_grader, starts the same way.)"""
     import torch
 
     torch.set_num_threads(1)  # before any op: N graders share N cores, and idle OpenMP threads spin
-    from grader.grading.rubric import Rubric
     from grader.sandbox import spawn
 
     spawn.warm_up(meta=True)  # a fork server for many workers: they inherit the meta kernels
-    global _rubric
-    _rubric = Rubric.model_validate_json(rubric_json)
-    _rubric._origin = origin  # as rubric.load sets it: the replay commands in the feedback name it
+    rubric = rubric_from_json(rubric_json, origin)
     import grader.grading.engine  # noqa: F401 - its imports (hypothesis, the reference) overlap the fork server's start
+    return rubric
 
 
-def _grade(path: str, folder: str, loading: dict) -> str:
+def rubric_from_json(rubric_json: str, origin: str):
+    from grader.grading.rubric import Rubric
+
+    rubric = Rubric.model_validate_json(rubric_json)
+    rubric._origin = origin  # as rubric.load sets it: the replay commands in the feedback name it
+    return rubric
+
+
+def _grade(path: str, folder: str, loading: dict, rubric=None) -> str:
+    """One submission, in a warm grader process: its feedback pages in `folder`, its grade as JSON text. The one
+    grading function of the batch command: the local pool and a Dask worker's grader process both call it."""
     from grader.grading.engine import Grading
     from grader.reports import feedback_page
     from grader.submission.reading import Reading
 
-    grade = Grading(path, _rubric, reading=Reading(**loading)).finish()
+    grade = Grading(path, rubric or _rubric, reading=Reading(**loading)).finish()
     feedback_page.write(grade, folder)
     return json.dumps(grade.as_dict())
 
@@ -202,20 +248,26 @@ def _grade(path: str, folder: str, loading: dict) -> str:
 class Progress:
     """count, rate and ETA: one redrawn line on a terminal, a plain line every 10% or 30 s otherwise."""
 
-    def __init__(self, total: int, workers: int, stream=None):
+    def __init__(self, total: int, workers: int | str, stream=None):
         self.total, self.done = total, 0
         self.stream = stream or sys.stderr
         self.tty = self.stream.isatty()
         self.start = self.last = time.monotonic()
-        self.stream.write(f"grading {total} submissions with {workers} grader processes\n")
+        self.failures: dict[str, int] = {}  # where -> how many submissions failed there (a Dask worker, say)
+        on = f"{workers} grader processes" if isinstance(workers, int) else workers
+        self.stream.write(f"grading {total} submissions with {on}\n")
         self.stream.flush()
 
-    def step(self) -> None:
+    def step(self, failed_on: str | None = None) -> None:
         self.done += 1
+        if failed_on is not None:
+            self.failures[failed_on] = self.failures.get(failed_on, 0) + 1
         now = time.monotonic()
         rate = self.done / max(now - self.start, 1e-9)
         eta = int((self.total - self.done) / rate)
         line = f"graded {self.done}/{self.total}  {rate:.2f}/s  ETA {eta // 60}:{eta % 60:02d}"
+        if self.failures:
+            line += "  failed: " + ", ".join(f"{n} on {where}" for where, n in sorted(self.failures.items()))
         if self.tty:
             bar = "#" * (20 * self.done // self.total)
             self.stream.write(f"\r[{bar:<20}] {line}   " + ("\n" if self.done == self.total else ""))

@@ -50,14 +50,18 @@ def grader_hash(rubric, loading: dict) -> str:
     """The rubric (its content and the name it was given by: the replay commands in the feedback name it), how code
     is read (--defs-only, --notebook-mode) and the grader's version. Not the grader's source: a local edit of a
     check needs --force to apply to graded work."""
+    how = json.dumps(loading, sort_keys=True)
+    return hashlib.sha256(f"{content_hash(rubric)} {rubric.origin} {how} {release()}\n".encode()).hexdigest()[:32]
+
+
+def release() -> str:
+    """The grader's installed version (a Dask worker compares its own with the batch command's)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        release = version("attention-grader")
+        return version("attention-grader")
     except PackageNotFoundError:  # run from a source tree that was never installed
-        release = "source"
-    how = json.dumps(loading, sort_keys=True)
-    return hashlib.sha256(f"{content_hash(rubric)} {rubric.origin} {how} {release}\n".encode()).hexdigest()[:32]
+        return "source"
 
 
 # -- the store -----------------------------------------------------------------------------------------------

@@ -1,0 +1,88 @@
+"""A Dask worker's warm grader process: `python -m grader.frontends.warm_grader RUBRIC_JSON ORIGIN`, one request and
+one reply per line of JSON on its standard input and output.
+
+It is the local pool's grader process (grade.warm_up, grade._grade) started with subprocess rather than
+multiprocessing: a Dask worker process is daemonic, and a daemonic process may not start multiprocessing children
+(dask/distributed#2142, #2718), while a grader process starts a fork server whose forked workers run the student
+code. It imports torch once and grades submission after submission.
+
+A request: {"path", "cwd", "folder", "hash", "loading", "rubric", "origin", "key"}; `path` is the submission's path as
+the batch command was given it, found from `cwd` (where the Dask worker unpacked the submission's bytes) unless it
+is an absolute path that holds the same content here (a shared file system). The rubric and the grader's version
+are checked against `key`, the batch command's grader hash, before grading: a mismatch is an error, never a
+silent regrade under another rubric. A reply: {"grade": the grade as JSON text} or {"error": one line}.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+import time
+
+
+class Mismatch(Exception):
+    """This worker would not grade as the batch command expects."""
+
+
+def _watch_parent(parent: int) -> None:
+    """Die with the Dask worker, even mid-submission and even on kill -9 (PR_SET_PDEATHSIG would follow the thread
+    that started this process, and a Dask worker's threads come and go)."""
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != parent:
+            os._exit(1)
+
+
+def main(argv: list[str]) -> int:
+    replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)  # anything else printed here goes to the worker's log, not into the replies
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the batch command's, not a worker's
+    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+    from grader.frontends import grade
+
+    rubric_json, origin = argv
+    first = grade.warm_up(rubric_json, origin)
+    rubrics = {(rubric_json, origin): first}
+    home = os.getcwd()
+    for line in sys.stdin:
+        req = json.loads(line)
+        try:
+            reply = {"grade": _handle(req, rubrics, home)}
+        except Mismatch as e:
+            reply = {"error": str(e)}
+        except Exception as e:  # noqa: BLE001 - this submission's error; the process stays for the next one
+            reply = {"error": f"{type(e).__name__}: {e}".splitlines()[0]}
+        replies.write(json.dumps(reply) + "\n")
+        replies.flush()
+    return 0
+
+
+def _handle(req: dict, rubrics: dict, home: str) -> str:
+    from pathlib import Path
+
+    from grader.frontends import grade, store
+
+    which = (req["rubric"], req["origin"])
+    if which not in rubrics:
+        rubrics[which] = grade.rubric_from_json(*which)
+    rubric = rubrics[which]
+    here = store.grader_hash(rubric, req["loading"])
+    if here != req["key"]:
+        raise Mismatch(f"this Dask worker grades differently from the batch command (attention-grader "
+                       f"{store.release()} here, {req['release']} there, or the rubric reads differently here): "
+                       "install the same version everywhere")
+    path = req["path"]
+    shared = os.path.isabs(path) and os.path.exists(path) and store.submission_hash(Path(path)) == req["hash"]
+    os.chdir(home if shared else req["cwd"])  # a relative path is found where its bytes were unpacked
+    try:
+        return grade._grade(path if shared or not os.path.isabs(path) else req["copy"], req["folder"], req["loading"],
+                            rubric)
+    finally:
+        os.chdir(home)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
