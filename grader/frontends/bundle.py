@@ -42,6 +42,7 @@ def run(args) -> int:
     if found is None:
         return 2
     rubric, path = found
+    from grader.frontends.student_build import BuildError
     try:
         with tempfile.TemporaryDirectory(prefix="attention-grader-bundle-") as tmp:
             if args.kind == "gradescope":
@@ -54,6 +55,9 @@ def run(args) -> int:
                 written = student_build.build(rubric, path, Path(args.output))
     except OSError as e:
         print(f"attention-grader: {args.output}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    except BuildError as e:
+        print(f"attention-grader: {e}", file=sys.stderr)
         return 2
     print(written)
     return 0
