@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e .
+	$(PY) -m pip install -q -e '.[jupyter]'  # the extra: tests/frontends/test_jupyter.py runs a real kernel
 	touch $(STAMP)
 
 # every bundled rubric grades the sample folder of the same name

@@ -38,6 +38,11 @@ def _rubric_file(name_or_path: str):
 
 
 def run(args) -> int:
+    from grader.checks import known_answers
+
+    if known_answers.FILE.is_file():  # its reference is not here to bundle
+        print("attention-grader: bundle: this is a student build; bundle from the teacher's grader", file=sys.stderr)
+        return 2
     found = _rubric_file(args.rubric)
     if found is None:
         return 2
