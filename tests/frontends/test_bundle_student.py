@@ -92,7 +92,7 @@ def test_a_student_checks_a_file_with_the_build_alone(student, tmp_path):
     assert (tmp_path / "fb" / "feedback.html").is_file()
 
 
-def test_every_verdict_of_every_sample_is_the_teachers(student, course, grade_of, tmp_path):
+def test_every_verdict_of_every_sample_is_the_teachers(student, grade_of, tmp_path):
     out = tmp_path / "grades"
     done = in_student(student, "grade", CH5_DIR, "--out", out, "--workers", "2", cwd=tmp_path)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
@@ -100,11 +100,13 @@ def test_every_verdict_of_every_sample_is_the_teachers(student, course, grade_of
     samples = submissions([str(CH5_DIR)], out)
     assert len(samples) > 40
     for name, path in samples.items():
-        teacher = grade_of(path, str(course))
+        teacher = grade_of(path, "chapter5")  # a check's verdict does not depend on its visibility (and the
+        # verdict matrix has graded these already in a whole run)
         results = json.loads((out / name / "results.json").read_text())
         got = {t["extra_data"]["check_id"]: (t["extra_data"]["outcome"], t["score"]) for t in results["tests"]}
         want = {o.id: (str(o.status), o.points) for o in teacher.outcomes}
-        want[HIDDEN] = ("graded after submission", 0)
+        if want[HIDDEN][0] != "skipped":  # a prerequisite that failed skips it in both
+            want[HIDDEN] = ("graded after submission", 0)
         mistakes = [line for line in results["output"].splitlines() if line.startswith("Likely mistake: ")]
         if got != want or mistakes != [f"Likely mistake: {m}" for m in teacher.mistakes()]:
             differ[name] = {c: (want.get(c), got.get(c)) for c in want if want.get(c) != got.get(c)} or mistakes
