@@ -18,6 +18,7 @@ import importlib
 import inspect
 import re
 import tempfile
+from importlib import resources
 from pathlib import Path
 
 from grader.frontends import wheel
@@ -63,7 +64,7 @@ def secrets(rubric) -> dict[str, str]:
     from grader.exercises import EXERCISES
 
     found = {}
-    for path in sorted(Path(str(importlib.resources.files("grader.reference"))).glob("*.py")):
+    for path in sorted(Path(str(resources.files("grader.reference"))).glob("*.py")):
         if path.read_text().strip() and path.name != "__init__.py":
             found[f"reference {path.name}"] = path.read_text()
     for name, exercise in EXERCISES.items():
