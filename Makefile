@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[dask]'  # the extra: `make test` runs the Dask back end's tests too
+	$(PY) -m pip install -q -e '.[dask,jupyter]'  # the extras: `make test` runs the Dask back end and a real Jupyter kernel too
 	touch $(STAMP)
 
 # every bundled rubric grades the sample folder of the same name

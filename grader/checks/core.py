@@ -240,12 +240,17 @@ class Ctx:
 
     def ref(self, *args, **kw):
         """(out, weights) of the reference: the first two parts of its result."""
-        return tuple(self.exercise.reference()(*args, **{**self.exercise.fixed_options(*args), **kw}))[:2]
+        return tuple(self.reference(*args, **kw))[:2]
 
     def ref_all(self, *args, **kw) -> list[torch.Tensor]:
         """Every tensor of the reference's result, in the order of `call_all` (a KV cache's too)."""
-        parts = self.exercise.reference()(*args, **{**self.exercise.fixed_options(*args), **kw})
+        parts = self.reference(*args, **kw)
         return [t for p, x in zip(self.exercise.results, parts) for t in (x if len(p["labels"]) > 1 else (x,))]
+
+    def reference(self, *args, **kw) -> tuple:
+        """The reference's result on these inputs, every part as it returns them. The one place a check reaches
+        the reference: a student build (checks.known_answers) answers here from the teacher's recorded answers."""
+        return tuple(self.exercise.reference()(*args, **{**self.exercise.fixed_options(*args), **kw}))
 
     def forbidden(self, *args, **kw) -> torch.Tensor:
         """Where the weights must be exactly 0 for these inputs (bool, broadcastable to the weights)."""

@@ -51,7 +51,8 @@ class Style:
         return cls(sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
 
 
-MARK = {"passed": ("PASS", "32"), "failed": ("FAIL", "1;31"), "skipped": ("skip", "33")}
+MARK = {"passed": ("PASS", "32"), "failed": ("FAIL", "1;31"), "skipped": ("skip", "33"),
+        "graded after submission": ("graded after submission", "36")}
 
 
 def render(grade, style: Style) -> str:
@@ -78,7 +79,8 @@ def render(grade, style: Style) -> str:
         lines.append("")
     if hidden:
         lines.append("hidden checks: " + ", ".join(f"{o.id} {style(*MARK.get(o.status, (o.status, '0')))}" for o in hidden))
-    for status, label in (("passed", "passed"), ("skipped", "skipped (a prerequisite did not pass)")):
+    for status, label in (("passed", "passed"), ("skipped", "skipped (a prerequisite did not pass)"),
+                          ("graded after submission", "graded after submission")):
         ids = [o.id for o in visible if o.status == status]
         if ids:
             lines.append(f"{style(label, MARK[status][1])}: {', '.join(ids)}")
@@ -87,7 +89,8 @@ def render(grade, style: Style) -> str:
 
 def exit_status(grade) -> int:
     """0 when every visible check passed; hidden ones count for the score, not for the verdict a student sees."""
-    return 0 if all(o.status == "passed" for o in grade.outcomes if o.visibility == "visible") else 1
+    later = "graded after submission"  # a student build's: not a verdict either way
+    return 0 if all(o.status in ("passed", later) for o in grade.outcomes if o.visibility == "visible") else 1
 
 
 def run(args) -> int:

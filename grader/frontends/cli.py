@@ -1,4 +1,4 @@
-"""`attention-grader`: one entry point, one module per subcommand (check, replay, grade)."""
+"""`attention-grader`: one entry point, one module per subcommand (check, replay, grade, bundle)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import atexit
 import os
 import sys
 
-from grader.frontends import check, grade, replay
+from grader.frontends import bundle, check, grade, replay
 
-COMMANDS = {"check": check, "replay": replay, "grade": grade}
+COMMANDS = {"check": check, "replay": replay, "grade": grade, "bundle": bundle}
 
 
 class _Parser(argparse.ArgumentParser):

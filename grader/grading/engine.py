@@ -13,6 +13,7 @@ from pathlib import Path
 import hypothesis.errors
 import torch
 
+from grader.checks import known_answers
 from grader.checks.core import Case, Ctx, Failed
 from grader.exercises import EXERCISES
 from grader.grading import diagnosis, plan
@@ -58,10 +59,14 @@ def replay_command(path: str | Path, rubric: str, check_id: str, reading: Readin
 
 class Grading:
     def __init__(self, path: str | Path, rubric: Rubric, *, device: str = "cpu", reading: Reading = Reading(),
-                 planned: bool = True):
+                 planned: bool = True, context=None):
+        """planned: replay the rubric's example plan (same verdicts; hypothesis only where one fails).
+        context: makes each check's Ctx (a student build's answers from its book; the teacher's recorder)."""
         self.path = Path(path)
-        self.planned = planned  # replay the rubric's example plan (same verdicts; hypothesis only where one fails)
+        self.planned = planned
         self.recorded: dict[str, list] | None = None  # set while grading the reference records the plan
+        self.book = known_answers.book()  # None in the teacher's grader, which has the reference
+        self.context = context or (known_answers.replaying(self.book) if self.book else Ctx)
         self.rubric = rubric
         self.exercise = EXERCISES[rubric.exercise]
         self.catalogue = self.exercise.catalogue
@@ -79,6 +84,9 @@ class Grading:
         if cid not in self.outcomes:
             spec = self.rubric.checks[cid]
             for dep in spec.depends:
+                if self.outcome(dep).status is Status.LATER:  # its verdict decides whether this one runs
+                    self.outcomes[cid] = self._make(cid, Status.LATER, f"{known_answers.LATER}: depends on {dep}")
+                    return self.outcomes[cid]
                 if self.outcome(dep).status is not Status.PASSED:
                     self.outcomes[cid] = self._make(cid, Status.SKIPPED, f"skipped: {dep} did not pass")
                     return self.outcomes[cid]
@@ -113,7 +121,7 @@ class Grading:
         if self.subject is None and self.outcome("loads").status is not Status.PASSED:  # a check that forgot `depends`
             return Status.SKIPPED, "skipped: loads did not pass"
         spec = self.rubric.checks[cid]
-        ctx = Ctx(
+        ctx = self.context(
             subject=self.subject,
             exercise=self.exercise,
             tolerances={k: (t.rtol, t.atol) for k, t in self.rubric.tolerances.items()},
@@ -135,6 +143,8 @@ class Grading:
             return Status.FAILED, str(e)
         except hypothesis.errors.Flaky:
             return Status.FAILED, FLAKY
+        except known_answers.GradedLater as e:
+            return Status.LATER, str(e)
         except Exception as e:  # noqa: BLE001 - a grader bug must not lose the other checks' results
             self.failures[cid] = Failure.GRADER
             return Status.FAILED, f"grader error while checking ({type(e).__name__}: {e}); please report this to your teacher"
@@ -192,7 +202,8 @@ class Grading:
             return
         call = lambda *args, **kw: self.subject.call(*args, expect=self.exercise.expect(*args, **kw), **kw)[:2]
         try:
-            self.diagnosis = diagnosis.diagnose(self.exercise.variants, call)
+            variants = self.book.variants(self.exercise.variants) if self.book else self.exercise.variants
+            self.diagnosis = diagnosis.diagnose(variants, call)
         except WorkerLost:
             self.diagnosis = []
 

@@ -16,6 +16,7 @@ class Status(StrEnum):
     FAILED = "failed"
     SKIPPED = "skipped"  # a prerequisite did not pass
     NOT_RUN = "not run"  # deselected (pytest -k) or stopped early (-x)
+    LATER = "graded after submission"  # a student build cannot tell (a hidden check, an input without a known answer)
 
 
 class Failure(StrEnum):

@@ -39,7 +39,13 @@ def markdown(grade: Grade, picture: Outcome | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def to_html(grade: Grade, png: bytes | None = None, picture: Outcome | None = None) -> str:
+STYLE = ("pre{background:#f4f4f4;padding:.8em;white-space:pre-wrap}td{padding:0 1em}.failed{color:#b00}"
+         ".passed{color:#070}.skipped{color:#a60}")
+
+
+def fragment(grade: Grade, png: bytes | None = None, picture: Outcome | None = None, scope: str = "") -> str:
+    """The page's content without the page (a notebook shows it inline); `scope` limits its style to an element
+    of that class, so that it restyles nothing else of the page it lands in."""
     head, failed, tail = _sections(grade)
     e = html.escape
     rows = "".join(
@@ -53,22 +59,34 @@ def to_html(grade: Grade, png: bytes | None = None, picture: Outcome | None = No
         image = (f"<h2>The smallest failing case ({e(picture.id)})</h2>"
                  f"<img alt='your weights beside the reference&#39;s' src='data:image/png;base64,{data}'>")
     details = "".join(f"<h2><code>{e(o.id)}</code>: {e(o.title)}</h2><pre>{e(text)}</pre>" for o, text in failed)
-    title = e(_title(grade))
-    style = ("body{font-family:sans-serif;max-width:60em;margin:2em auto}pre{background:#f4f4f4;padding:.8em;"
-             "white-space:pre-wrap}td{padding:0 1em}.failed{color:#b00}.passed{color:#070}.skipped{color:#a60}")
+    body = (f"<h1>{e(_title(grade))}</h1>{''.join(f'<p>{e(h)}</p>' for h in head)}<table>{rows}</table>{image}{details}"
+            f"{''.join(f'<p>{e(t)}</p>' for t in tail)}")
+    if not scope:
+        return body
+    style = "".join(f".{scope} {rule}}}" for rule in STYLE.split("}") if rule)
+    return f"<div class='{scope}'><style>{style}</style>{body}</div>"
+
+
+def to_html(grade: Grade, png: bytes | None = None, picture: Outcome | None = None) -> str:
+    title = html.escape(_title(grade))
+    style = "body{font-family:sans-serif;max-width:60em;margin:2em auto}" + STYLE
     return (
         f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title><style>{style}</style></head><body>"
-        f"<h1>{title}</h1>{''.join(f'<p>{e(h)}</p>' for h in head)}<table>{rows}</table>{image}{details}"
-        f"{''.join(f'<p>{e(t)}</p>' for t in tail)}</body></html>\n"
+        f"{fragment(grade, png, picture)}</body></html>\n"
     )
+
+
+def rendered(grade: Grade) -> tuple[bytes | None, Outcome | None]:
+    """The heatmap of the smallest failing case and its outcome, (None, None) when nothing is pictured."""
+    picture = pictured(grade)
+    return (heatmap(picture, grade.exercise) if picture is not None else None), picture
 
 
 def write(grade: Grade, folder: str | Path) -> list[Path]:
     """feedback.md and feedback.html in `folder`, and heatmap.png (which the HTML embeds) when a case is pictured."""
     folder = Path(folder)
     md, page = folder / "feedback.md", folder / "feedback.html"
-    picture = pictured(grade)
-    png = heatmap(picture, grade.exercise) if picture is not None else None
+    png, picture = rendered(grade)
     written = [md, page]
     if png is not None:
         folder.mkdir(parents=True, exist_ok=True)

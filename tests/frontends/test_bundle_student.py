@@ -1,0 +1,132 @@
+"""`attention-grader bundle student`: a wheel of the self-check without the solution. Installed with pip into a
+fresh venv, it holds no reference, no planted bug and no hidden check's code; it gives every sample of the rubric's
+folder the teacher's verdict on every check, the hidden one shown as "graded after submission"; it names the same
+likely mistakes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import sysconfig
+import venv
+from pathlib import Path
+
+import pytest
+
+from conftest import CH5_DIR, ROOT
+
+from grader.frontends import student_build
+from grader.frontends.grade import submissions
+from grader.grading.rubric import load
+
+HIDDEN = "batch_independence"  # needs no reference: the checks that do stay visible, so their answers are tested
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory) -> Path:
+    """chapter5 with one check hidden, as a teacher's own rubric file."""
+    text = (ROOT / "rubrics" / "chapter5.toml").read_text()
+    lines = text.splitlines()
+    lines.insert(lines.index(f"[checks.{HIDDEN}]") + 1, 'visibility = "hidden"')
+    path = tmp_path_factory.mktemp("course") / "course.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def student(tmp_path_factory, course) -> Path:
+    """A fresh venv with the student wheel pip-installed (--no-deps: torch and the rest come from this venv's
+    site-packages through a .pth line after its own, so the grader it imports is the student build's)."""
+    tmp = tmp_path_factory.mktemp("student")
+    done = subprocess.run([sys.executable, "-m", "grader.frontends.cli", "bundle", "student", "--rubric", str(course),
+                           "-o", str(tmp / "dist")], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    (whl,) = (tmp / "dist").glob("*.whl")
+    assert done.stdout.strip() == str(tmp / "dist" / whl.name)
+    env = tmp / "venv"
+    venv.create(env, with_pip=True)
+    pip = subprocess.run([str(env / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", str(whl)],
+                         capture_output=True, text=True, timeout=300)
+    assert pip.returncode == 0, pip.stderr
+    (site_packages(env) / "zz_teacher_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return env
+
+
+def site_packages(env: Path) -> Path:
+    return next(env.glob("lib/python*/site-packages"))
+
+
+def installed(env: Path) -> dict[str, str]:
+    """Every file pip installed for the grader, by its path in site-packages."""
+    site = site_packages(env)
+    (record,) = site.glob("attention_grader-*.dist-info/RECORD")
+    paths = [line.split(",")[0] for line in record.read_text().splitlines() if line and "__pycache__" not in line]
+    return {p: (site / p).read_bytes().decode("utf-8", "replace") for p in paths if (site / p).is_file()}
+
+
+def in_student(env: Path, *args, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([str(env / "bin" / "attention-grader"), *map(str, args)], capture_output=True, text=True,
+                          timeout=900, **kw)
+
+
+def test_the_build_installs_no_reference_no_planted_bugs_no_hidden_check(student, course):
+    files = installed(student)
+    assert "grader/checks/known_answers.pt" in files and "grader/frontends/check.py" in files
+    assert not [p for p in files if p.startswith("grader/reference/")]
+    assert sorted(p for p in files if p.startswith("grader/rubrics/")) == ["grader/rubrics/__init__.py", "grader/rubrics/chapter5.toml"]
+    secrets = student_build.secrets(load(str(course)))
+    assert {"reference chapter5.py", "planted bugs of chapter5", f"hidden check {HIDDEN}"} <= set(secrets)
+    leaks = [(what, path) for what, text in secrets.items() for path, content in files.items() if text.strip() in content]
+    assert leaks == []
+    probe = subprocess.run([str(student / "bin" / "python"), "-c", "import grader.reference"], capture_output=True, text=True)
+    assert probe.returncode != 0 and "grader.reference" in probe.stderr
+
+
+def test_a_student_checks_a_file_with_the_build_alone(student, tmp_path):
+    done = in_student(student, "check", CH5_DIR / "correct_basic.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ready to hand in" in done.stdout and f"{HIDDEN} graded after submission" in done.stdout
+    bug = in_student(student, "check", CH5_DIR / "bug_zero_fill.py", "--feedback", tmp_path / "fb", cwd=tmp_path)
+    assert bug.returncode == 1 and "Likely mistake: zero fill" in bug.stdout
+    assert (tmp_path / "fb" / "feedback.html").is_file()
+
+
+def test_every_verdict_of_every_sample_is_the_teachers(student, grade_of, tmp_path):
+    out = tmp_path / "grades"
+    done = in_student(student, "grade", CH5_DIR, "--out", out, "--workers", "2", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    differ = {}
+    samples = submissions([str(CH5_DIR)], out)
+    assert len(samples) > 40
+    for name, path in samples.items():
+        teacher = grade_of(path, "chapter5")  # a check's verdict does not depend on its visibility (and the
+        # verdict matrix has graded these already in a whole run)
+        results = json.loads((out / name / "results.json").read_text())
+        got = {t["extra_data"]["check_id"]: (t["extra_data"]["outcome"], t["score"]) for t in results["tests"]}
+        want = {o.id: (str(o.status), o.points) for o in teacher.outcomes}
+        if want[HIDDEN][0] != "skipped":  # a prerequisite that failed skips it in both
+            want[HIDDEN] = ("graded after submission", 0)
+        mistakes = [line for line in results["output"].splitlines() if line.startswith("Likely mistake: ")]
+        if got != want or mistakes != [f"Likely mistake: {m}" for m in teacher.mistakes()]:
+            differ[name] = {c: (want.get(c), got.get(c)) for c in want if want.get(c) != got.get(c)} or mistakes
+    assert differ == {}
+
+
+NOTEBOOK = '''
+import nbclient, nbformat, sys
+cells = ["%load_ext grader", open(sys.argv[1]).read(), "%attention_check"]
+nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+nbclient.NotebookClient(nb, timeout=300, kernel_name="python3").execute()
+print(nb.cells[2].outputs[0]["data"]["text/html"])
+'''
+
+
+def test_the_jupyter_check_comes_with_the_build(student, tmp_path):
+    pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    done = subprocess.run([str(student / "bin" / "python"), "-c", NOTEBOOK, str(CH5_DIR / "correct_basic.py")],
+                          capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "notebook.ipynb: 96/100" in done.stdout  # the hidden check's 4 points: graded after submission
+    assert "graded after submission" in done.stdout and "FAIL" not in done.stdout

@@ -1,0 +1,73 @@
+"""The self-check inside Jupyter, in a real kernel: nbclient runs a notebook that loads the extension, checks a
+correct function, replaces it with a buggy one and checks again, and the outputs are the feedback page's HTML."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from conftest import CH5_DIR
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+pytest.importorskip("ipykernel")
+
+
+def _cells() -> list[str]:
+    return [
+        "%load_ext grader",
+        (CH5_DIR / "correct_basic.py").read_text(),
+        "%attention_check --rubric chapter5",
+        (CH5_DIR / "bug_no_scaling.py").read_text(),  # the same name, defined again: the latest text counts
+        "for step in range(3):\n    print('training', step)",  # not a definition: left out of the graded snapshot
+        "import grader\ngrader.check('chapter5')",
+        "%attention_check --rubric no_such_rubric",
+    ]
+
+
+@pytest.fixture(scope="module")
+def executed():
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in _cells()])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbclient.NotebookClient(nb, timeout=300, kernel_name="python3").execute()
+    return nb.cells
+
+
+def _html(cell) -> str:
+    found = [o["data"]["text/html"] for o in cell.outputs if "data" in o and "text/html" in o["data"]]
+    assert len(found) == 1, cell.outputs
+    return found[0]
+
+
+def _text(cell) -> str:
+    return "".join(o.get("text", "") or o.get("data", {}).get("text/plain", "") for o in cell.outputs)
+
+
+def test_a_correct_function_gets_full_marks_inline(executed):
+    page = _html(executed[2])
+    assert "attention-grader" in page and "<table>" in page
+    assert "notebook.ipynb: 100/100" in page
+    assert "FAIL" not in page and "<img" not in page
+    assert "100/100" in _text(executed[2])  # the plain-text form, for front ends without HTML
+
+
+def test_a_buggy_function_shows_the_table_counterexample_and_heatmap(executed):
+    page = _html(executed[5])
+    assert re.search(r"notebook\.ipynb: \d+/100", page) and "100/100" not in page
+    assert "<code>sqrt_scaling</code>" in page and "FAIL" in page
+    assert "Likely mistake: no scaling" in page
+    assert "<img alt='your weights beside the reference&#39;s' src='data:image/png;base64," in page
+    assert "training" not in page  # the loop cell did not run in the graded snapshot, only in the kernel
+
+
+def test_the_style_stays_inside_the_report(executed):
+    page = _html(executed[5])
+    style = re.search(r"<style>(.*?)</style>", page).group(1)
+    assert all(rule.startswith(".attention-grader ") for rule in style.split("}") if rule)
+
+
+def test_a_bad_rubric_is_one_line_not_a_traceback(executed):
+    cell = executed[6]
+    assert not [o for o in cell.outputs if o["output_type"] == "error"]
+    assert "no_such_rubric" in _text(cell) and len(_text(cell).strip().splitlines()) == 1
