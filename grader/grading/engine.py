@@ -11,6 +11,7 @@ from pathlib import Path
 import hypothesis.errors
 import torch
 
+from grader.checks import reach as reaching
 from grader.checks.core import Case, Ctx, Failed
 from grader.exercises import EXERCISES
 from grader.grading import diagnosis
@@ -68,6 +69,9 @@ class Grading:
         self.subject: Subject | None = None
         self.cases: dict[str, Case | None] = {}
         self.diagnosis: list[str] = []
+        self.reach: reaching.Reach | None = None  # the input forms the function handles, measured once
+        self._measured = False
+        self.notes: list[str] = []  # what the checks found worth saying that costs nothing
 
     # -- one check -------------------------------------------------------------------------------------------
     def outcome(self, cid: str) -> Outcome:
@@ -77,6 +81,9 @@ class Grading:
                 if self.outcome(dep).status is not Status.PASSED:
                     self.outcomes[cid] = self._make(cid, Status.SKIPPED, f"skipped: {dep} did not pass")
                     return self.outcomes[cid]
+            if cid not in _BUILTIN_TITLES and cid != "output_shape" and self._measure() is not None and self.reach.none:
+                self.outcomes[cid] = self._make(cid, Status.SKIPPED, "skipped: your function handles none of the input forms (see output_shape)")
+                return self.outcomes[cid]
             status, message = self._run(cid)
             self.outcomes[cid] = self._make(cid, status, message)
         return self.outcomes[cid]
@@ -108,13 +115,8 @@ class Grading:
         if self.subject is None and self.outcome("loads").status is not Status.PASSED:  # a check that forgot `depends`
             return Status.SKIPPED, "skipped: loads did not pass"
         spec = self.rubric.checks[cid]
-        ctx = Ctx(
-            subject=self.subject,
-            exercise=self.exercise,
-            tolerances={k: (t.rtol, t.atol) for k, t in self.rubric.tolerances.items()},
-            max_examples=spec.max_examples or self.rubric.hypothesis.max_examples,
-            device=self.device,
-        )
+        ctx = self._ctx(spec.max_examples or self.rubric.hypothesis.max_examples)
+        ctx.reach = self._measure()
         torch.manual_seed(0)
         try:
             self.catalogue[cid].run(ctx)
@@ -129,7 +131,30 @@ class Grading:
         except Exception as e:  # noqa: BLE001 - a grader bug must not lose the other checks' results
             self.failures[cid] = Failure.GRADER
             return Status.FAILED, f"grader error while checking ({type(e).__name__}: {e}); please report this to your teacher"
+        finally:
+            self.notes += [n for n in ctx.notes if n not in self.notes]
         return Status.PASSED, ""
+
+    def _ctx(self, max_examples: int) -> Ctx:
+        return Ctx(
+            subject=self.subject,
+            exercise=self.exercise,
+            tolerances={k: (t.rtol, t.atol) for k, t in self.rubric.tolerances.items()},
+            max_examples=max_examples,
+            device=self.device,
+        )
+
+    def _measure(self) -> reaching.Reach | None:
+        """The submission's reach, measured once on a loaded subject (None before it loads, or when the worker
+        was lost measuring it: then every check draws every form, as without it)."""
+        if self.reach is None and self.subject is not None and not self._measured:
+            self._measured = True
+            torch.manual_seed(0)
+            try:
+                self.reach = reaching.measure(self._ctx(1))
+            except WorkerLost:
+                self.reach = None
+        return self.reach
 
     def _load(self) -> tuple[Status, str]:
         self.failures["loads"] = Failure.NOT_LOADED
@@ -195,7 +220,7 @@ class Grading:
             score=round(score, 4),
             max_score=self.rubric.max_score,
             skipped_code=list(self.source.skipped) if self.source else [],
-            notes=(list(self.source.notes) if self.source else []) + self._output_note(),
+            notes=(list(self.source.notes) if self.source else []) + self._output_note() + self.notes,
             environment=environment(),
             output=self.subject.output() if self.subject else "",
             diagnosis=list(self.diagnosis),
