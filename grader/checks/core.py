@@ -186,16 +186,21 @@ class Ctx:
         return self.exercise.forbidden(*args, **{**self.exercise.fixed_options(*args), **kw})
 
     # -- inputs in the exercise's layout ---------------------------------------------------------------------
-    def qkv(self, lead=(1, 1), **kw):
+    def qkv(self, lead=(1, 1), dv: bool = False, **kw):
         """The exercise's input tensors, with a check's range of leading dims and its dtypes narrowed to those the
-        exercise takes and the function handles (its reach), and v of its own size where both allow it."""
+        exercise takes and the function handles (its reach); dv: v of its own size (Dv != Dk) where both allow it
+        (the checks whose verdict v's size can change ask for it)."""
         lead = self.exercise.leads(*lead)
         if self.reach is not None:
             lead = self.reach.dims(*lead)
             kw["dtypes"] = self.reach.dtypes(kw.get("dtypes", (np.float32,)))
-        if self.exercise.value_size and (self.reach is None or self.reach.value_size()):
-            kw.setdefault("dv", True)
+        if dv and self.value_size():
+            kw["dv"] = True
         return self.exercise.qkv(lead=lead, **kw)
+
+    def value_size(self) -> bool:
+        """v may have a size of its own: the exercise has one and the function handles it."""
+        return self.exercise.value_size and (self.reach is None or self.reach.value_size())
 
     def negative_scores(self, **kw):
         """The exercise's negative-score inputs, in a layout the function handles."""

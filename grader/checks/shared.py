@@ -43,7 +43,7 @@ def output_shape(ctx: Ctx) -> None:
             if t.dtype != q.dtype:
                 raise Failed(f"for {shape_of(q)}: {name} has dtype {str(t.dtype).removeprefix('torch.')}, expected {str(q.dtype).removeprefix('torch.')}")
 
-    ctx.prove(ctx.qkv(t=(1, 6), h=(1, 6), lead=(1, 2), dtypes=(np.float32, np.float64)), prop)
+    ctx.prove(ctx.qkv(t=(1, 6), h=(1, 6), lead=(1, 2), dtypes=(np.float32, np.float64), dv=True), prop)
 
 
 @shared(
@@ -271,7 +271,7 @@ def sqrt_scaling(ctx: Ctx) -> None:
         if bad:
             raise Failed(f"for {shape_of(q)}, zero-padding H to {4 * h} and doubling q changed the weights ({bad}){_scale_diagnosis(ctx)}")
 
-    ctx.prove(ctx.qkv(dtypes=(np.float64,), scale=1.0), prop)
+    ctx.prove(ctx.qkv(dtypes=(np.float64,), scale=1.0, dv=True), prop)
 
 
 def _scale_diagnosis(ctx: Ctx) -> str:
@@ -280,7 +280,7 @@ def _scale_diagnosis(ctx: Ctx) -> str:
     c = _scale_at(ctx, t, h, dv)
     if c is None:
         return ""
-    dv = dv if ctx.exercise.value_size and (ctx.reach is None or ctx.reach.value_size()) else h
+    dv = dv if ctx.value_size() else h
     name, f = min(((n, f) for n, f in SCALES.items() if n != "1/sqrt(Dv)" or dv != h),
                   key=lambda kv: abs(math.log(abs(c) + 1e-30) - math.log(kv[1](t, h, dv))))
     if abs(c / f(t, h, dv) - 1) > 0.05:
@@ -305,7 +305,7 @@ def _scale_at(ctx: Ctx, t: int, h: int, dv: int) -> float | None:
     g = torch.Generator().manual_seed(5)
     shape = ctx.exercise.fit((2,) + (1,) * (form.dims - 1) + (t, h))
     q, k, v = (torch.randn(shape, generator=g, dtype=torch.float64).to(form.dtype) * 0.7 for _ in range(3))
-    if ctx.exercise.value_size and (ctx.reach is None or ctx.reach.value_size()):
+    if ctx.value_size():
         v = torch.randn(shape[:-1] + (dv,), generator=g, dtype=torch.float64).to(form.dtype)
     try:
         _, w = ctx.call(q, k, v)
@@ -329,7 +329,7 @@ def reference_match(ctx: Ctx) -> None:
         if bad:
             raise Failed(f"for {shape_of(q)}: {bad.replace('expected', 'the reference gives')}")
 
-    ctx.prove(ctx.qkv(t=(1, 12), lead=(1, 2), dtypes=(np.float32, np.float64)), prop)
+    ctx.prove(ctx.qkv(t=(1, 12), lead=(1, 2), dtypes=(np.float32, np.float64), dv=True), prop)
 
 
 @shared(
@@ -434,6 +434,6 @@ def gradients(ctx: Ctx) -> None:
             if bad:
                 raise Failed(f"for {shape_of(q)}, loss = sum(out * g): {bad.replace('expected', 'the reference gives')}")
 
-    ctx.prove(S.with_grad(ctx.qkv(dtypes=(np.float64,), scale=2.0)), prop, max_examples=min(ctx.max_examples, 10))
+    ctx.prove(S.with_grad(ctx.qkv(dtypes=(np.float64,), scale=2.0, dv=True)), prop, max_examples=min(ctx.max_examples, 10))
 
 
