@@ -101,12 +101,16 @@ class Reach:
 
 
 def named(forms) -> str:
-    """'[B, heads, T, H] float32, float64; [B, T, H] float64 with Dv != Dk': forms grouped by layout."""
-    groups: dict[tuple, list[str]] = {}
+    """'[B, heads, T, H] float32, float64; [B, T, H] float64 with Dv != Dk': forms grouped by layout, the value size
+    said only where every form of the layout named has one of its own."""
+    groups: dict[int, list[Form]] = {}
     for f in forms:
-        groups.setdefault((f.dims, f.dv), []).append(str(f.dtype).removeprefix("torch."))
-    return "; ".join(f"{LAYOUTS.get(d, f'{d + 2}-D')} {', '.join(ts)}" + (" with Dv != Dk" if dv else "")
-                     for (d, dv), ts in groups.items())
+        groups.setdefault(f.dims, []).append(f)
+    said = []
+    for d, fs in groups.items():
+        dtypes = ", ".join(dict.fromkeys(str(f.dtype).removeprefix("torch.") for f in fs))
+        said.append(f"{LAYOUTS.get(d, f'{d + 2}-D')} {dtypes}" + (" with Dv != Dk" if all(f.dv for f in fs) else ""))
+    return "; ".join(said)
 
 
 _SHAPES = re.compile(r"has shape \(([\d, ]*)\), expected \(([\d, ]*)\)")

@@ -361,7 +361,7 @@ def _within_batch(bad: str, b: int, n: int) -> str:
     if "[" in head:  # the index of element b alone starts with 0
         name, rest = bad.split("[", 1)
         bad = f"{name}[{b}{rest[1:]}"
-    return bad.replace("expected", f"but within the batch of {n}")
+    return bad.replace(", expected ", f", within the batch of {n}: ")
 
 
 @shared(
