@@ -71,6 +71,7 @@ class Grading:
         self.diagnosis: list[str] = []
         self.reach: reaching.Reach | None = None  # the input forms the function handles, measured once
         self._measured = False
+        self._lost = ""  # the worker was lost measuring the reach: output_shape says how
         self.notes: list[str] = []  # what the checks found worth saying that costs nothing
 
     # -- one check -------------------------------------------------------------------------------------------
@@ -117,6 +118,9 @@ class Grading:
         spec = self.rubric.checks[cid]
         ctx = self._ctx(spec.max_examples or self.rubric.hypothesis.max_examples)
         ctx.reach = self._measure()
+        if cid == "output_shape" and self._lost:
+            self.failures[cid] = Failure.LOST
+            return Status.FAILED, self._lost
         torch.manual_seed(0)
         try:
             self.catalogue[cid].run(ctx)
@@ -144,15 +148,16 @@ class Grading:
         )
 
     def _measure(self) -> reaching.Reach | None:
-        """The submission's reach, measured once on a loaded subject (None before it loads, or when the worker
-        was lost measuring it: then every check draws every form, as without it)."""
-        if self.reach is None and self.subject is not None and not self._measured:
+        """The submission's reach, measured once on a loaded subject and charged to output_shape (None before it
+        loads, or for a rubric without output_shape: then every check draws every form, as without it)."""
+        if self.reach is None and self.subject is not None and not self._measured and "output_shape" in self.rubric.checks:
             self._measured = True
             torch.manual_seed(0)
             try:
                 self.reach = reaching.measure(self._ctx(1))
-            except WorkerLost:
-                self.reach = None
+            except WorkerLost as e:  # a hang, a crash, the memory limit: no form can be said to work
+                self.reach = reaching.Reach(fails={f: str(e) for f in self.exercise.forms()})
+                self._lost = str(e)
         return self.reach
 
     def _load(self) -> tuple[Status, str]:
