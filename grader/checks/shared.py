@@ -335,8 +335,8 @@ def reference_match(ctx: Ctx) -> None:
 @shared(
     "batch_independence",
     "each batch element's result depends only on that element",
-    "reductions (max, sum, mean) over the whole tensor instead of per row",
-    "Reduce only over the key axis (dim=-1, keepdim=True); never over dim 0 or the whole tensor.",
+    "reductions (max, sum, mean) over the whole tensor instead of per row, or reading another element (k[0], k[:1])",
+    "Reduce only over the key axis (dim=-1, keepdim=True), never over dim 0 or the whole tensor; keep every batch element's own q, k and v.",
 )
 def batch_independence(ctx: Ctx) -> None:
     # Both directions: each element on its own (B=1) must give what it gets within the batch, so code whose every

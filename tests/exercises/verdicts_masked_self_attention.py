@@ -31,6 +31,8 @@ EXPECTED = {
     "bug_scale_by_d_model.py": ({"heads_independent", "reference_match"}, ["sqrt(heads * Dk)", "head 0 alone"]),
     "bug_batch_mix.py": ({"batch_independence", "weights_sum_to_one", "reference_match", "padding_invariance"}, ["batch"]),
     "bug_inplace_scale.py": ({"inputs_unchanged"}, ["in place"]),
+    # sequence 1 reads sequence 0's keys and values, padded ones included
+    "bug_reads_batch_zero.py": ({"reference_match", "batch_independence", "padding_invariance"}, ["batch element 1 on its own", "k[:1]"]),
     "bug_detached.py": ({"gradients"}, [".detach()"]),
     "bug_imports_reference.py": ({"policy"}, ["reference"]),
     "vacuous_zeros.py": ({"content_dependent"}, ["ignore q and k"]),
