@@ -225,6 +225,12 @@ class Ctx:
                 if FLOAT32_NOTE not in self.notes:
                     self.notes.append(FLOAT32_NOTE)
                 return None
+        if bad and dtype == torch.float32:  # results that are all half-precision values were computed in one
+            for half in (torch.bfloat16, torch.float16):
+                if torch.equal(got.to(half).to(got.dtype), got) and ((got != 0) & (got != 1)).any():
+                    kind = str(half).removeprefix("torch.")
+                    return (f"{bad}; every value of {name} is a {kind} value: computed in half precision "
+                            "(.half(), .bfloat16(), autocast), it loses float32's accuracy")
         return bad
 
     def tol(self, dtype: torch.dtype) -> tuple[float, float]:

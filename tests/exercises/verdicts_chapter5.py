@@ -45,6 +45,7 @@ EXPECTED = {
     "bug_mask_after_softmax.py": ({"weights_sum_to_one", "future_invariance", "reference_match"}, ["after softmax"]),
     "bug_batch_mix.py": ({"batch_independence", "weights_sum_to_one", "finite_float32", "reference_match"}, ["batch"]),
     "bug_float32_cast.py": ({"output_shape"}, ["dtype float32, expected float64"]),  # float32 accuracy is enough
+    "bug_half_precision.py": ({"weights_sum_to_one", "reference_match"}, ["is a bfloat16 value", "half precision"]),
     "bug_inplace_cpu_bias.py": ({"device_placement"}, ["add_ mixes the inputs' device with a cpu tensor"]),
     "bug_reads_batch_zero.py": ({"batch_independence", "reference_match"}, ["batch element 1 on its own"]),
     "bug_scale_by_value_size.py": (SCALE, ["1/sqrt(Dv)", "v.size(-1), the value size"]),
