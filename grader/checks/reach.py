@@ -113,6 +113,8 @@ def named(forms) -> str:
     return "; ".join(said)
 
 
+# the worker's own words for a result of the wrong shape (sandbox.worker.serve._check): a 3-D input that came
+# back with one dim more is the broadcast buffer's signature
 _SHAPES = re.compile(r"has shape \(([\d, ]*)\), expected \(([\d, ]*)\)")
 
 
