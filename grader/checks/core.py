@@ -15,11 +15,12 @@ from typing import Callable
 import warnings
 
 import hypothesis
+import numpy as np
 import torch
 from hypothesis import HealthCheck, Phase, given
 from hypothesis.errors import HypothesisDeprecationWarning, UnsatisfiedAssumption
 
-from grader.checks.format import inputs_named, shape_of, shown
+from grader.checks.format import inputs_named, mismatch, shape_of, shown
 from grader.sandbox.client import StudentError, Subject, WorkerLost
 
 
@@ -47,6 +48,10 @@ def _private_hypothesis_home() -> None:
 
 _pin_hypothesis_constants()
 _private_hypothesis_home()
+
+
+FLOAT32_NOTE = ("on float64 inputs your results have float32 precision (part of it is computed in float32, e.g. "
+                "softmax(scores.float()).type_as(q)): full marks, since the exercise's contract is float32")
 
 
 class Failed(Exception):
@@ -93,7 +98,8 @@ class Ctx:
     tolerances: dict  # dtype name -> (rtol, atol)
     max_examples: int
     device: str = "cpu"
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # said in the report, cost nothing (float32 internals)
+    reach: "object | None" = None  # a checks.reach.Reach: the input forms the function handles; None: all of them
     first: tuple | None = field(default=None, repr=False)  # (args, kw) of the current example's first call
     # The examples hypothesis drew for this check on the reference, per `prove` call: [(strategy, [example...])].
     plan: list | None = field(default=None, repr=False)
@@ -257,12 +263,52 @@ class Ctx:
         return self.exercise.forbidden(*args, **{**self.exercise.fixed_options(*args), **kw})
 
     # -- inputs in the exercise's layout ---------------------------------------------------------------------
-    def qkv(self, lead=(1, 1), **kw):
-        """The exercise's input tensors, with a check's range of leading dims narrowed to those it takes."""
+    def qkv(self, lead=(1, 1), dv: bool = False, **kw):
+        """The exercise's input tensors, with a check's range of leading dims and its dtypes narrowed to those the
+        exercise takes and the function handles (its reach); dv: v of its own size (Dv != Dk) where both allow it
+        (the checks whose verdict v's size can change ask for it)."""
+        lead = self.exercise.leads(*lead)
+        if self.reach is not None:
+            lead = self.reach.dims(*lead)
+            kw["dtypes"] = self.reach.dtypes(kw.get("dtypes", (np.float32,)))
+        if dv and self.value_size():
+            kw["dv"] = True
         return self.exercise.qkv(lead=lead, **kw)
 
+    def value_size(self) -> bool:
+        """v may have a size of its own: the exercise has one and the function handles it."""
+        return self.exercise.value_size and (self.reach is None or self.reach.value_size())
+
     def negative_scores(self, **kw):
+        """The exercise's negative-score inputs, in a layout the function handles."""
+        lo = self.exercise.lead[0]
+        if self.reach is not None and (d := self.reach.dims(lo, lo)[0]) != lo:
+            kw["lead"] = d
         return self.exercise.negative_scores(**kw)
+
+    def forms(self):
+        """The input forms the function handles (the contract first), or every form when reach is unknown."""
+        return self.reach.works if self.reach is not None and self.reach.works else self.exercise.forms()
+
+    def accurate(self, name: str, got: torch.Tensor, want: torch.Tensor, dtype: torch.dtype, scale: float = 1.0) -> str | None:
+        """`mismatch` at `dtype`'s tolerances (times `scale`). float32 accuracy is full marks at every input dtype:
+        the contract is float32, and a softmax computed in float32 and cast back is the production idiom (llama,
+        fairseq); it earns a note, not a loss. Half precision on float32 inputs still fails."""
+        rtol, atol = self.tol(dtype)
+        bad = mismatch(name, got, want, rtol * scale, atol * scale)
+        if bad and dtype == torch.float64:
+            r32, a32 = self.tol(torch.float32)
+            if not mismatch(name, got, want, r32 * scale, a32 * scale):
+                if FLOAT32_NOTE not in self.notes:
+                    self.notes.append(FLOAT32_NOTE)
+                return None
+        if bad and dtype == torch.float32:  # results that are all half-precision values were computed in one
+            for half in (torch.bfloat16, torch.float16):
+                if torch.equal(got.to(half).to(got.dtype), got) and ((got != 0) & (got != 1)).any():
+                    kind = str(half).removeprefix("torch.")
+                    return (f"{bad}; every value of {name} is a {kind} value: computed in half precision "
+                            "(.half(), .bfloat16(), autocast), it loses float32's accuracy")
+        return bad
 
     def tol(self, dtype: torch.dtype) -> tuple[float, float]:
         """(rtol, atol) for values of this dtype; half precisions fall back to float32's unless the rubric sets them."""

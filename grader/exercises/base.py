@@ -14,6 +14,7 @@ import torch
 
 from grader.checks import strategies as S
 from grader.checks.format import future
+from grader.checks.reach import Form
 from grader.checks.shared import SHARED
 
 OUT = {"labels": ["out"], "what": "output", "names": ["output", "out", "hidden_states", "context"]}
@@ -46,6 +47,7 @@ class Exercise:
     heads: tuple[int, int] = (1, 2)  # sizes of a drawn heads dim (a multi-head exercise needs 2+ to show head mixing)
     variants: Variants | None = None  # planted bugs for diagnosis; None: no diagnosis
     forbidden_caption: str = "the future (j > i)"  # what the heatmap hatches, in words
+    value_size: bool = False  # v's last dim may differ from q's and k's (Dv != Dk): drawn and measured
 
     def expect(self, q, k, v, **kw) -> list[tuple[int, ...]]:
         """Shapes of (out, weights) for these inputs: out like q with v's last dim, weights [..., T, T]."""
@@ -68,6 +70,30 @@ class Exercise:
     def why_forbidden(self, i: int, j: int) -> str:
         return f"key {j} is in the future of query {i}"
 
+    def labels(self) -> list[str]:
+        """The result's tensors in order (a KV cache's two included), as messages name them."""
+        return [label for part in self.results for label in part["labels"]]
+
+    # -- reach: the input forms a submission is measured on (checks.reach) ----------------------------------
+    def forms(self) -> list[Form]:
+        """The contract first (the fewest leading dims, float32), then 3-D and 4-D layouts within `lead`, float32
+        and float64, and a value size of its own where the exercise has one."""
+        dims = range(self.lead[0], min(self.lead[1], 2) + 1)
+        sizes = (False, True) if self.value_size else (False,)
+        every = [Form(d, t, dv) for d in dims for t in (torch.float32, torch.float64) for dv in sizes]
+        return sorted(every, key=lambda f: (f.dtype != torch.float32 or f.dv, f.dims != self.lead[0]))
+
+    def example(self, form: Form) -> tuple[tuple, dict]:
+        """Fixed inputs of `form` (B=2, heads=3, T=5, Dk=4, Dv=6: every size differs, so a size taken from the
+        wrong dim shows), made by `device_inputs`, so that an exercise's extra inputs come with them."""
+        g = torch.Generator().manual_seed(12)
+        shape = (2,) + (3,) * (form.dims - 1) + (5, 4)
+        args, kw = self.device_inputs(torch.randn(shape, generator=g).to(form.dtype))
+        if form.dv:
+            v = args[2]
+            args = (*args[:2], torch.cat([v, 0.5 - v[..., :2]], -1), *args[3:])
+        return args, kw
+
     # -- inputs --------------------------------------------------------------------------------------------
     def leads(self, lo: int, hi: int) -> tuple[int, int]:
         """A check's range of leading dims, narrowed to the ones this exercise takes (unchanged when it fits)."""
@@ -83,8 +109,8 @@ class Exercise:
         """S.qkv with the check's range of leading dims narrowed to the exercise's, and its heads sizes."""
         return S.qkv(lead=self.leads(*lead), **{"heads": self.heads, **kw})
 
-    def negative_scores(self, **kw):
-        return S.negative_scores(lead=self.lead[0], **kw)
+    def negative_scores(self, lead: int | None = None, **kw):
+        return S.negative_scores(lead=lead or self.lead[0], **kw)
 
     @property
     def catalogue(self) -> dict:

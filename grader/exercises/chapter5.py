@@ -129,5 +129,6 @@ EXERCISE = Exercise(
     ("scaled_dot_product_attention", "attention", "causal_attention", "causal_self_attention"),
     reference,
     checks=CHECKS,
+    value_size=True,
     variants=Variants(MISTAKES, GROUPS, ALONE, plant, probes),
 )

@@ -236,6 +236,11 @@ class KVCache(Exercise):
         """[T_new, P + T_new]: the keys after each new query's own position P + i."""
         return ~visible(q.shape[-2], past_length(cache))
 
+    def example(self, form):
+        """The reach is measured as the shared checks call: without a cache (the cache's own checks judge it)."""
+        args, _ = super().example(form)
+        return args, {}
+
     def device_inputs(self, q):
         """q's tokens after a past of two positions: the concatenation and the offset mask run on the device too."""
         return (q, q.flip(-2), q * 0.5), {"cache": (q[..., :2, :] - 1, q[..., :2, :] * 2)}

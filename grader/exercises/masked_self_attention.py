@@ -190,4 +190,5 @@ def padding_invariance(ctx: Ctx) -> None:
 
 
 # q, k, v are [B, heads, T, Dk] exactly; padding_mask [B, T] is a 1/0 int64 tensor (1 = real token).
-EXERCISE = Exercise("masked_self_attention", ("masked_self_attention",), reference, checks=CHECKS, lead=(2, 2), heads=(2, 3))
+EXERCISE = Exercise("masked_self_attention", ("masked_self_attention",), reference, checks=CHECKS, lead=(2, 2), heads=(2, 3),
+                    value_size=True)

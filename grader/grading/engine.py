@@ -8,12 +8,14 @@ from __future__ import annotations
 import functools
 import inspect
 import shlex
+from dataclasses import replace
 from pathlib import Path
 
 import hypothesis.errors
 import torch
 
 from grader.checks import known_answers
+from grader.checks import reach as reaching
 from grader.checks.core import Case, Ctx, Failed
 from grader.exercises import EXERCISES
 from grader.grading import diagnosis, plan
@@ -78,6 +80,10 @@ class Grading:
         self.subject: Subject | None = None
         self.cases: dict[str, Case | None] = {}
         self.diagnosis: list[str] = []
+        self.reach: reaching.Reach | None = None  # the input forms the function handles, measured once
+        self._measured = False
+        self._lost = ""  # the worker was lost measuring the reach: output_shape says how
+        self.notes: list[str] = []  # what the checks found worth saying that costs nothing
 
     # -- one check -------------------------------------------------------------------------------------------
     def outcome(self, cid: str) -> Outcome:
@@ -90,6 +96,9 @@ class Grading:
                 if self.outcome(dep).status is not Status.PASSED:
                     self.outcomes[cid] = self._make(cid, Status.SKIPPED, f"skipped: {dep} did not pass")
                     return self.outcomes[cid]
+            if cid not in _BUILTIN_TITLES and cid != "output_shape" and self._measure() is not None and self.reach.none:
+                self.outcomes[cid] = self._make(cid, Status.SKIPPED, "skipped: your function handles none of the input forms (see output_shape)")
+                return self.outcomes[cid]
             status, message = self._run(cid)
             self.outcomes[cid] = self._make(cid, status, message)
         return self.outcomes[cid]
@@ -121,17 +130,14 @@ class Grading:
         if self.subject is None and self.outcome("loads").status is not Status.PASSED:  # a check that forgot `depends`
             return Status.SKIPPED, "skipped: loads did not pass"
         spec = self.rubric.checks[cid]
-        ctx = self.context(
-            subject=self.subject,
-            exercise=self.exercise,
-            tolerances={k: (t.rtol, t.atol) for k, t in self.rubric.tolerances.items()},
-            max_examples=spec.max_examples or self.rubric.hypothesis.max_examples,
-            device=self.device,
-            plan=self.plan.get(cid),
-            recording=[] if self.recorded is not None else None,
-        )
+        ctx = self._ctx(spec.max_examples or self.rubric.hypothesis.max_examples, plan=self.plan.get(cid),
+                        recording=[] if self.recorded is not None else None)
         if ctx.recording is not None:
             self.recorded[cid] = ctx.recording
+        ctx.reach = self._measure()
+        if cid == "output_shape" and self._lost:
+            self.failures[cid] = Failure.LOST
+            return Status.FAILED, self._lost
         torch.manual_seed(0)
         try:
             self.catalogue[cid].run(ctx)
@@ -148,6 +154,7 @@ class Grading:
         except Exception as e:  # noqa: BLE001 - a grader bug must not lose the other checks' results
             self.failures[cid] = Failure.GRADER
             return Status.FAILED, f"grader error while checking ({type(e).__name__}: {e}); please report this to your teacher"
+        self.notes += [n for n in ctx.notes if n not in self.notes]  # a failed check's notes would only distract
         return Status.PASSED, ""
 
     @functools.cached_property
@@ -158,6 +165,29 @@ class Grading:
             return plan.get(self.rubric, lambda: record_plan(self.rubric))
         except (Exception, WorkerLost):  # noqa: BLE001 - without a plan hypothesis draws the same examples, slower
             return {}
+
+    def _ctx(self, max_examples: int, **extra) -> Ctx:
+        return self.context(
+            subject=self.subject,
+            exercise=self.exercise,
+            tolerances={k: (t.rtol, t.atol) for k, t in self.rubric.tolerances.items()},
+            max_examples=max_examples,
+            device=self.device,
+            **extra,
+        )
+
+    def _measure(self) -> reaching.Reach | None:
+        """The submission's reach, measured once on a loaded subject and charged to output_shape (None before it
+        loads, or for a rubric without output_shape: then every check draws every form, as without it)."""
+        if self.reach is None and self.subject is not None and not self._measured and "output_shape" in self.rubric.checks:
+            self._measured = True
+            torch.manual_seed(0)
+            try:
+                self.reach = reaching.measure(self._ctx(1))
+            except WorkerLost as e:  # a hang, a crash, the memory limit: no form can be said to work
+                self.reach = reaching.Reach(fails={f: str(e) for f in self.exercise.forms()})
+                self._lost = str(e)
+        return self.reach
 
     def _load(self) -> tuple[Status, str]:
         self.failures["loads"] = Failure.NOT_LOADED
@@ -203,9 +233,27 @@ class Grading:
         call = lambda *args, **kw: self.subject.call(*args, expect=self.exercise.expect(*args, **kw), **kw)[:2]
         try:
             variants = self.book.variants(self.exercise.variants) if self.book else self.exercise.variants
-            self.diagnosis = diagnosis.diagnose(variants, call)
+            self.diagnosis = diagnosis.diagnose(self._in_reach(variants), call)
         except WorkerLost:
             self.diagnosis = []
+
+    def _in_reach(self, variants):
+        """The variants with their probes in a layout the function handles: a heads dim of 1 added to q, k and v
+        when it handles 4-D inputs only (the GPT-2 family), so that its mistakes can still be named."""
+        if variants is None or self.reach is None or not self.reach.works:
+            return variants
+        dims = {f.dims for f in self.reach.works}
+
+        def probes():
+            found = []
+            for args, kw in variants.probes():
+                n = args[0].dim() - 2
+                if n not in dims and n + 1 in dims:
+                    args = tuple(a.unsqueeze(-3) if isinstance(a, torch.Tensor) and a.dim() == n + 2 else a for a in args)
+                found.append((args, kw))
+            return found
+
+        return replace(variants, probes=probes)
 
     def summary(self) -> Grade:
         """The grade from the checks run so far; any not run (pytest -k, -x) count as 0 and say so."""
@@ -224,7 +272,7 @@ class Grading:
             score=round(score, 4),
             max_score=self.rubric.max_score,
             skipped_code=list(self.source.skipped) if self.source else [],
-            notes=(list(self.source.notes) if self.source else []) + self._output_note(),
+            notes=(list(self.source.notes) if self.source else []) + self._output_note() + self.notes,
             environment=environment(),
             output=self.subject.output() if self.subject else "",
             diagnosis=list(self.diagnosis),

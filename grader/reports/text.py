@@ -41,9 +41,10 @@ def feedback(o: Outcome, mistakes: list[str] = ()) -> str:
     parts = [o.message]
     if o.status is Status.FAILED:
         parts += [f"Likely mistake: {m}" for m in mistakes]
-        if o.misconception and not o.message.startswith("your function raised"):  # the error and its line say more
+        raised = o.message.startswith("your function raised")  # one cause: the error and its line say more
+        if o.misconception and not raised:
             parts.append(f"Likely cause: {o.misconception}.")
-        if o.hint:
+        if o.hint and not raised:
             parts.append(f"Hint: {o.hint}")
         if o.replay:
             parts.append(f"Replay: {o.replay}")

@@ -19,7 +19,7 @@ EXPECTED = {
     "bug_inplace_scale.py": ({"inputs_unchanged"}, ["in place"]),
     "bug_mask_on_cpu.py": ({"device_placement"}, ["device=q.device"]),
     "bug_detached.py": ({"gradients"}, [".detach()"]),
-    "bug_float32_weights.py": ({"output_shape", "reference_match"}, ["dtype float32, expected float64"]),
+    "bug_float32_weights.py": ({"output_shape"}, ["dtype float32, expected float64"]),  # the dtype costs output_shape; float32 accuracy is enough
     "bug_imports_reference.py": ({"policy"}, ["reference"]),
     "vacuous_causal_mean.py": ({"content_dependent"}, ["causal mean"]),
 }

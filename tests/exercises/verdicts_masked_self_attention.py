@@ -17,7 +17,11 @@ EXPECTED = {
     "bug_bool_only_mask.py": (PADDING, ["only supports boolean masks"]),
     "bug_weights_averaged_over_heads.py": ({"heads_independent", "reference_match"}, ["averaged over heads"]),
     "bug_mask_not_on_device.py": ({"device_placement"}, ["device=q.device"]),
-    "bug_merged_heads.py": ({"output_shape", "content_dependent"}, ["out has shape (1, 2, 4), expected (1, 2, 2, 2)"]),
+    # no input form works: output_shape says why, once, and every property is skipped
+    "bug_merged_heads.py": ({"output_shape"}, ["handles none of the input forms", "expected (2, 3, 5, 4)"]),
+    # wrapped public code (the header names the source)
+    "bug_public_hf_gpt2.py": ({"sqrt_scaling", "reference_match"}, ["1/sqrt(Dv)", "v.size(-1), the value size"]),
+    "limited_bloom_baddbmm.py": ({"output_shape"}, ["does not handle [B, heads, T, H] float64", "float32 only"]),
     "bug_softmax_query_axis.py": (
         {"weights_sum_to_one", "future_invariance", "softmax_key_axis", "reference_match", "padding_invariance"},
         ["dim=-1", "query axis"],
@@ -27,6 +31,8 @@ EXPECTED = {
     "bug_scale_by_d_model.py": ({"heads_independent", "reference_match"}, ["sqrt(heads * Dk)", "head 0 alone"]),
     "bug_batch_mix.py": ({"batch_independence", "weights_sum_to_one", "reference_match", "padding_invariance"}, ["batch"]),
     "bug_inplace_scale.py": ({"inputs_unchanged"}, ["in place"]),
+    # sequence 1 reads sequence 0's keys and values, padded ones included
+    "bug_reads_batch_zero.py": ({"reference_match", "batch_independence", "padding_invariance"}, ["batch element 1 on its own", "k[:1]"]),
     "bug_detached.py": ({"gradients"}, [".detach()"]),
     "bug_imports_reference.py": ({"policy"}, ["reference"]),
     "vacuous_zeros.py": ({"content_dependent"}, ["ignore q and k"]),

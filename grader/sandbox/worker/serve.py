@@ -20,6 +20,8 @@ import types
 import warnings
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode  # private: the device trace (see _DeviceTrace)
+from torch.utils._pytree import tree_leaves
 
 from grader.sandbox import wire
 from grader.sandbox.worker import walls
@@ -220,6 +222,39 @@ def _check(t, name: str, shape: list[int], device: str) -> torch.Tensor:
     return t
 
 
+class DeviceError(RuntimeError):
+    """An op mixed a tensor on the inputs' device with a non-scalar tensor on another one: CUDA raises there."""
+
+
+# ops whose job is to move or index across devices (x.to(q.device), t.copy_(cpu), x[cpu_index]): CUDA allows them
+_MAY_MIX = {"copy_", "_to_copy", "_copy_from", "_copy_from_and_resize", "to", "index", "index_put_", "_index_put_impl_",
+            "lift_fresh", "lift_fresh_copy", "set_"}
+
+
+class _DeviceTrace(TorchDispatchMode):
+    """Every aten op the function runs on the simulated device, in-place ones included: meta tensors accept
+    `attn_bias += cpu_mask` and `meta @ cpu` silently, CUDA does not (only 0-dim CPU tensors may mix)."""
+
+    def __init__(self, device: str):
+        super().__init__()
+        self.device, self.found = device, []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func.overloadpacket.__name__ not in _MAY_MIX:
+            tensors = [a for a in tree_leaves((args, kwargs)) if isinstance(a, torch.Tensor)]
+            if any(t.device.type == self.device for t in tensors):
+                other = next((t for t in tensors if t.device.type != self.device and t.dim() > 0), None)
+                if other is not None:
+                    self.found.append(
+                        f"Expected all tensors to be on the same device, but found at least two devices, {self.device} "
+                        f"(the inputs' device) and {other.device.type}: {func.overloadpacket.__name__} mixes the inputs' "
+                        f"device with a {other.device.type} tensor of shape {tuple(other.shape)}"
+                    )
+                    raise DeviceError(self.found[-1])
+        return func(*args, **kwargs)
+
+
 def _call(fn, parts: list[dict], req: dict, payload: bytes) -> tuple[dict, bytes]:
     device = req.get("device", "cpu")
     seed = req.get("seed", 0)
@@ -259,7 +294,15 @@ def _call(fn, parts: list[dict], req: dict, payload: bytes) -> tuple[dict, bytes
     args, kwargs = arguments()
     labels = [label for p in parts for label in p["labels"]]
     expect = req["expect"]
-    got = adapt(fn(*args, **kwargs), parts)
+    if device == "meta":
+        trace = _DeviceTrace(device)
+        with trace:
+            returned = fn(*args, **kwargs)
+        if trace.found:  # raised inside the function, and caught there
+            raise DeviceError(trace.found[0])
+    else:
+        returned = fn(*args, **kwargs)
+    got = adapt(returned, parts)
     if len(got) >= 2 and expect[0] != expect[1] and [_shape(got[0]), _shape(got[1])] == [expect[1], expect[0]]:
         raise BadOutput(f"{labels[0]} has shape {tuple(expect[1])} and {labels[1]} {tuple(expect[0])}: "
                         f"({labels[1]}, {labels[0]}) returned in the wrong order? expected ({labels[0]}, {labels[1]})")

@@ -1,0 +1,149 @@
+"""A submission's reach: which input forms (layout, dtype, a value size of its own) the function handles, measured
+once before the properties, so that a limitation costs its own points once (`output_shape`) and every other
+property runs on the forms that work, the exercise's own contract first.
+
+Most submissions are adapted public code: a GPT-2 style `[1, 1, N, N]` causal buffer is right on every 4-D input
+and broadcasts 3-D ones up to 4-D; a float32-only mask raises on float64. Neither is a mistake in the attention.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from grader.checks.core import Failed
+from grader.sandbox.client import WorkerLost
+
+LAYOUTS = {1: "[B, T, H]", 2: "[B, heads, T, H]"}
+
+
+@dataclass(frozen=True)
+class Form:
+    """One kind of input: `dims` dims before [T, H], a dtype, and v's last dim other than q's and k's (`dv`)."""
+
+    dims: int
+    dtype: torch.dtype
+    dv: bool = False
+
+    def words(self) -> str:
+        layout = LAYOUTS.get(self.dims, f"{self.dims + 2}-D")
+        return f"{layout} {str(self.dtype).removeprefix('torch.')}" + (" with Dv != Dk" if self.dv else "")
+
+
+@dataclass
+class Reach:
+    """What worked (in the order tried: the contract first) and, for what did not, why (the first failure's words)."""
+
+    works: list[Form] = field(default_factory=list)
+    fails: dict[Form, str] = field(default_factory=dict)
+
+    @property
+    def none(self) -> bool:
+        return not self.works
+
+    def dims(self, lo: int, hi: int) -> tuple[int, int]:
+        """A check's range of leading dims narrowed to those that work (the nearest that works when none in it does)."""
+        ok = sorted({f.dims for f in self.works})
+        if not ok:
+            return lo, hi
+        inside = [d for d in ok if lo <= d <= hi]
+        if inside:
+            return inside[0], inside[-1]
+        near = min(ok, key=lambda d: (min(abs(d - lo), abs(d - hi)), d))
+        return near, near
+
+    def dtypes(self, wanted: tuple) -> tuple:
+        """numpy dtypes of a strategy narrowed to those that work (float32 first when none of them does)."""
+        ok = {str(f.dtype).removeprefix("torch.") for f in self.works}
+        if not ok:
+            return wanted
+        kept = tuple(d for d in wanted if np.dtype(d).name in ok)
+        return kept or tuple(np.dtype(n).type for n in sorted(ok, key=lambda n: n != "float32"))
+
+    def value_size(self) -> bool:
+        return any(f.dv for f in self.works)
+
+    def explain(self) -> str:
+        """The limitation in one message: which forms fail, the first failure, its likely cause, and what the other
+        checks ran on."""
+        if not self.fails:
+            return ""
+        first = self.fails[next(iter(self.fails))]
+        if self.none:
+            return f"your function handles none of the input forms tried ({named(self.fails)}):\n{first}"
+        cause = self._cause()
+        return (f"your function does not handle {named(self.fails)} inputs; the other checks ran on those it handles "
+                f"({named(self.works)}).\n{first}" + (f"\n{cause}." if cause else ""))
+
+    def _cause(self) -> str:
+        """The likely cause, where the failures show one."""
+        dims = {f.dims for f in self.works}
+        failed_dims = {f.dims for f in self.fails} - dims
+        for form, why in self.fails.items():
+            got = _SHAPES.search(why)
+            if form.dims == 1 and got and len(_dims(got.group(1))) == len(_dims(got.group(2))) + 1:
+                return ("It returns 4-D results for 3-D inputs: a mask of shape [1, 1, N, N] (a registered causal "
+                        "buffer sliced [:, :, :T, :T]) broadcasts them; slice it to [T, T] (mask[:T, :T]) so that "
+                        "any leading dims work")
+        if 1 in failed_dims and 2 in dims:
+            return "It needs 4-D inputs: write it for any leading dims (k.transpose(-2, -1), not permute(0, 1, 3, 2))"
+        if 2 in failed_dims and 1 in dims:
+            return ("It needs 3-D inputs: write it for any leading dims (T = q.size(-2), k.transpose(-2, -1); "
+                    "bmm/baddbmm take 3-D only)")
+        if all(f.dtype == torch.float64 for f in self.fails):
+            return ("It works in float32 only: build masks and constants in q's dtype (dtype=q.dtype), or use "
+                    "masked_fill, which keeps it")
+        if all(f.dv for f in self.fails):
+            return "It needs v of q's size: the output's last dim is v.size(-1)"
+        return ""
+
+
+def named(forms) -> str:
+    """'[B, heads, T, H] float32, float64; [B, T, H] float64 with Dv != Dk': forms grouped by layout, the value size
+    said only where every form of the layout named has one of its own."""
+    groups: dict[int, list[Form]] = {}
+    for f in forms:
+        groups.setdefault(f.dims, []).append(f)
+    said = []
+    for d, fs in groups.items():
+        dtypes = ", ".join(dict.fromkeys(str(f.dtype).removeprefix("torch.") for f in fs))
+        said.append(f"{LAYOUTS.get(d, f'{d + 2}-D')} {dtypes}" + (" with Dv != Dk" if all(f.dv for f in fs) else ""))
+    return "; ".join(said)
+
+
+# the worker's own words for a result of the wrong shape (sandbox.worker.serve._check): a 3-D input that came
+# back with one dim more is the broadcast buffer's signature
+_SHAPES = re.compile(r"has shape \(([\d, ]*)\), expected \(([\d, ]*)\)")
+
+
+def _dims(text: str) -> list[str]:
+    return [d for d in text.split(",") if d.strip()]
+
+
+def measure(ctx) -> Reach:
+    """Call the function once on each of the exercise's forms; a form works when the call returns results of the
+    expected shapes (the worker checks them) in the inputs' dtype."""
+    reach = Reach()
+    for i, form in enumerate(ctx.exercise.forms()):
+        args, kw = ctx.exercise.example(form)
+        try:
+            got = ctx.call_all(*args, **kw)
+        except Failed as e:
+            reach.fails[form] = str(e)
+            continue
+        except WorkerLost as e:  # lost on the contract itself (a hang, a crash): the caller says so, once
+            if i == 0:
+                raise
+            reach.fails[form] = str(e)  # lost on one form only (its results broke the protocol): that form fails
+            continue
+        wrong = [(label, t) for label, t in zip(ctx.exercise.labels(), got) if t.dtype != args[0].dtype]
+        if wrong:
+            label, t = wrong[0]
+            name = lambda d: str(d).removeprefix("torch.")
+            reach.fails[form] = f"for {form.words()} inputs, {label} has dtype {name(t.dtype)}, expected {name(args[0].dtype)}"
+            continue
+        reach.works.append(form)
+    return reach
