@@ -164,7 +164,7 @@ def walls() -> dict:
 def weak() -> list[str]:
     """The walls this machine should raise that are down (graded anyway: ATTENTION_GRADER_ALLOW_WEAK_WALLS=1)."""
     want, up = expected(), walls()
-    return [w for w in WALLS if want[w] is None and up[w] is not None]
+    return [w for w in WALLS if want[w] is None and up.get(w, "unknown") is not None]
 
 
 def uid_wall() -> str | None:
@@ -174,7 +174,7 @@ def uid_wall() -> str | None:
 
 def worker_walls(uid: int | None) -> dict:
     """The part of a worker's limits that says which walls it raises, and how."""
-    up = {w: walls().get(w) is None for w in WALLS}
+    up = {w: walls().get(w, "unknown") is None for w in WALLS}
     return {"net": up["net"], "view": view_plan() if up["mounts"] else None, "uid": uid, "pids": up["pids"],
             "userns": not privileged() and (up["net"] or up["mounts"] or up["pids"]),
             "landlock": view_plan() if up["landlock"] else None}
@@ -182,7 +182,7 @@ def worker_walls(uid: int | None) -> dict:
 
 def environment() -> list[str]:
     """Which walls were up around the submission's worker, in words (the report's environment lines)."""
-    up = walls()
+    up = {w: walls().get(w, "unknown") for w in WALLS}
     lines = [f"WEAK WALLS ({WEAK_ENV}=1): the {', '.join(w)} wall(s) this machine should raise were down"] if (w := weak()) else []
     lines.append("run-time deadlines (the worker's own time, not time spent waiting for a CPU), address-space, "
                  "CPU-time and output limits")
@@ -195,14 +195,14 @@ def environment() -> list[str]:
         lines.append(f"no network (own network namespace{', in its ' + ns if not privileged() else ''})")
     else:
         lines.append(f"network NOT blocked ({up['net']})")
-    if up.get("pids") is None:
+    if up["pids"] is None:
         lines.append("its own PID namespace and /proc: no other process is visible, and every process it starts dies with it")
     else:
         lines.append(f"other processes visible, no PID namespace ({up.get('pids')})")
-    if up.get("landlock") is None:
+    if up["landlock"] is None:
         lines.append("Landlock: it reads only Python's files and writes only its working folder")
     else:
-        lines.append(f"no Landlock ({up.get('landlock')})")
+        lines.append(f"no Landlock ({up['landlock']})")
     if up["uid"] is None:
         lines.append("its own uid per worker, with a process cap; every process it starts is killed afterwards")
     else:

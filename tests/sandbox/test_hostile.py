@@ -27,6 +27,14 @@ HOSTILE = SUBMISSIONS / "hostile"
 LIMITS = {"load_timeout": 2, "call_timeout": 1, "total_timeout": 10, "memory_mb": 1024, "output_kb": 1024,
           "max_processes": 16}
 SLACK = 8.0  # seconds beyond a case's limits: worker starts, kills, the grader's own work, on two busy cores
+
+
+def _load_factor() -> float:
+    """How much longer than on a quiet machine wall time runs now: deadlines count the worker's own time (up to
+    client.MAX_STRETCH times its length), and so may the bound on a case's wall time."""
+    from grader.sandbox.client import MAX_STRETCH
+
+    return min(MAX_STRETCH, max(1.0, (os.getloadavg()[0] + 1) / (os.cpu_count() or 1)))
 FORGED = ("results.json", "gradebook.csv", "attention-grader-hostile-forged", "attention-grader-hostile-pwned")
 
 
@@ -74,16 +82,27 @@ def _boot_clock() -> float:
     return time.clock_gettime(time.CLOCK_BOOTTIME)
 
 
-def _stat(pid: int) -> tuple[str, int, float] | None:
-    """(state, real uid, start time on the boot clock) of a process, None when it is gone."""
+def _stat(pid: int) -> tuple[str, int, float, bool] | None:
+    """(state, real uid, start time on the boot clock, inside a nested PID namespace) of a process, None when gone."""
     try:
         with open(f"/proc/{pid}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()
         with open(f"/proc/{pid}/status") as f:
-            uid = int(next(line for line in f if line.startswith("Uid:")).split()[1])
-    except (OSError, StopIteration, IndexError, ValueError):
+            status = {k: v.split() for k, _, v in (line.partition(":") for line in f)}
+        uid = int(status["Uid"][0])
+    except (OSError, KeyError, IndexError, ValueError):
         return None
-    return fields[0], uid, int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    return fields[0], uid, int(fields[19]) / os.sysconf("SC_CLK_TCK"), len(status.get("NSpid", [])) > 1
+
+
+def _pids_wall() -> bool:
+    return _walls().get("pids", "unknown") is None
+
+
+def _gone(pids: list[int]) -> bool:
+    """The processes a submission printed are gone. In its own PID namespace their numbers are that namespace's,
+    meaningless here: `_leftovers` looks for any process left in a namespace instead."""
+    return _pids_wall() or all(_stat(pid) is None or _stat(pid)[0] == "Z" for pid in pids)
 
 
 def _leftovers(slots: list[list], printed: list[int], since: float) -> list[int]:
@@ -95,15 +114,29 @@ def _leftovers(slots: list[list], printed: list[int], since: float) -> list[int]
         st = _stat(pid)
         if st is None or st[0] == "Z":
             continue
-        _, uid, start = st
+        _, uid, start, nested = st
         held = any(uid == u and t0 - 0.05 <= start <= t1 for u, t0, t1 in slots if u is not None)
-        if held or (pid in printed and start >= since - 0.05):
+        ours = uid == os.getuid() and start >= since - 0.05
+        if held or (ours and nested) or (not _pids_wall() and pid in printed and start >= since - 0.05):
             found.append(pid)
     return found
 
 
+def _ancestors_cwds() -> list[Path]:
+    """The working folder of this process and of every ancestor: a worker that sees /proc/<pid>/cwd could write there."""
+    found, pid = [], os.getpid()
+    while pid > 1:
+        try:
+            found.append(Path(os.readlink(f"/proc/{pid}/cwd")))
+            with open(f"/proc/{pid}/stat") as f:
+                pid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError):
+            break
+    return found
+
+
 def _forged_paths(cwd: Path) -> set[Path]:
-    places = [cwd.parent, Path.home(), Path("/tmp"), Path("/var/tmp"), Path("/dev/shm")]
+    places = [cwd.parent, Path.home(), Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"), *_ancestors_cwds()]
     return {p / name for p in places for name in FORGED if (p / name).exists()}
 
 
@@ -186,7 +219,7 @@ def assert_normal(run: Run) -> None:
     assert grade.score == sum(o.points for o in grade.outcomes) or grade.score == 0
     assert len(run.report) <= 1 << 20
     limits = LIMITS["total_timeout"] + LIMITS["load_timeout"]
-    assert run.seconds <= limits + SLACK, f"took {run.seconds:.1f} s"
+    assert run.seconds <= (limits + SLACK) * _load_factor(), f"took {run.seconds:.1f} s"
     assert run.leftovers == [], f"processes left alive: {run.leftovers}"
     if _walls()["mounts"] is None and _walls()["uid"] is None:  # without them a worker can write where its user can
         assert run.strays == [], f"files outside the worker's folder: {run.strays}"
@@ -276,7 +309,7 @@ def test_no_process_it_started_survives(graded, name, printed):
     run = graded(name)
     assert_normal(run)
     assert len(run.pids) >= printed  # the processes existed, and are gone (assert_normal)
-    assert all(_stat(pid) is None or _stat(pid)[0] == "Z" for pid in run.pids)
+    assert _gone(run.pids)
     if name == "fork_children.py":
         assert run.grade.score == run.grade.max_score  # its tensors are right: it earns them
     if name == "fork_bomb.py" and _walls()["uid"] is None:
@@ -514,7 +547,7 @@ def test_the_meta_twin_gives_the_same_verdicts(twin_graded, graded, path):
     assert (device.status == "passed") == (path.name in ("correct_basic.py", "bug_dropout.py"))
     pids = [int(n) for n in re.findall(r"HOSTILE-PID (\d+)", there["output"])]
     assert len(pids) == (path.parent == HOSTILE)  # the call ran, in the twin, and the twin is gone
-    assert all(_stat(pid) is None or _stat(pid)[0] == "Z" for pid in pids)
+    assert _gone(pids)
 
 
 # -- fewer walls (a student's laptop): the same protocol --------------------------------------------------------
@@ -524,7 +557,8 @@ def test_without_privileged_walls_nothing_is_left_behind_either(small_rubric, tm
     orphans are killed instead, and the report says which walls were missing."""
     from grader.sandbox import confinement as walls_host
 
-    monkeypatch.setattr(walls_host, "walls", lambda: dict.fromkeys(("net", "mounts", "uid"), "not running as root"))
+    monkeypatch.setattr(walls_host, "walls", lambda: dict.fromkeys(walls_host.WALLS, "not running as root"))
+    monkeypatch.setenv(walls_host.WEAK_ENV, "1")
     run = _grade(HOSTILE / name, small_rubric, tmp_path / "cwd")
     if name != "exit_at_import.py":
         assert run.pids  # it did start processes, and they are gone:
