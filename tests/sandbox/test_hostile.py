@@ -571,3 +571,136 @@ def test_every_hostile_file_has_its_test():
     named = {r[0] for r in REASONS} | {r[0] for r in ON_META} | {t[0] for t in TAMPERING} | {p[0] for p in PROCESSES} | set(FLOODS)
     named |= {"import_reference_importlib.py", "reference_by_path.py", "nan_everywhere.py", "network.py"}
     assert named == {p.name for p in HOSTILE.glob("*.py")}
+    assert set(UNPRIVILEGED) <= named
+
+
+# -- a probe that fails: no student code runs without its walls ----------------------------------------------------
+def test_a_failed_probe_stops_grading_unless_weak_walls_are_chosen(tmp_path, monkeypatch, small_toml, capsys):
+    from grader.frontends import cli
+    from grader.sandbox import confinement as walls_host
+
+    marker = tmp_path / "ran"
+    sub = tmp_path / "spy.py"
+    sub.write_text(f"open({str(marker)!r}, 'w').write('ran')\n\ndef scaled_dot_product_attention(q, k, v, causal=True):\n"
+                   "    return q, q\n")
+    calls = []
+
+    def broken(args):
+        calls.append(1)
+        raise ValueError("a stray line on stdout")
+
+    monkeypatch.setattr(walls_host, "_probe_once", broken)
+    monkeypatch.delenv(walls_host.WEAK_ENV, raising=False)
+    walls_host.walls.cache_clear()
+    try:
+        assert cli.main(["check", str(sub), "--rubric", str(small_toml)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "could not go up" in err[0] and walls_host.WEAK_ENV in err[0], err
+        assert len(calls) == walls_host.PROBE_TRIES  # retried before giving up
+        assert not marker.exists()  # no student code ran
+        if os.geteuid() == 0:  # the uid wall alone still kills; the weak run grades, and says so first
+            walls_host.walls.cache_clear()
+            monkeypatch.setenv(walls_host.WEAK_ENV, "1")
+            from grader.grading.engine import environment
+
+            assert environment()[0].startswith("WEAK WALLS")
+    finally:
+        walls_host.walls.cache_clear()
+
+
+# -- the same corpus as an unprivileged user ---------------------------------------------------------------------------
+USER = "attention-grader-test"
+AS_USER = Path(__file__).with_name("as_user.py")
+UNPRIVILEGED = ["reference_by_path.py", "import_reference_importlib.py", "forge_results.py", "forge_frames.py",
+                "forge_frames_on_meta.py", "tamper_grader.py", "network.py", "fork_children.py"]
+_REACH = '''
+import glob, os
+CLASS = {classmates!r}
+reached = []
+for path in glob.glob(CLASS + "/*.py"):
+    try:
+        reached.append(open(path).read()[:20])
+    except OSError:
+        pass
+for pid in [p for p in os.listdir("/proc") if p.isdigit() and p != str(os.getpid())]:
+    try:
+        open(f"/proc/{{pid}}/cwd/attention-grader-hostile-forged", "w").write("forged")
+        reached.append("cwd of " + pid)
+    except OSError:
+        pass
+print("REACHED", len(reached), reached[:3], flush=True)
+
+
+def scaled_dot_product_attention(q, k, v, causal=True):
+    return q, q
+'''
+_USER_SCRIPT = """
+import json, sys
+from grader.sandbox import spawn
+spawn.warm_up(meta=True)
+from grader.grading.engine import Grading
+from grader.grading.rubric import load
+rubric = load(sys.argv[1])
+for path in sys.argv[2:]:
+    grade = Grading(path, rubric).finish()
+    print(json.dumps({"score": grade.score, "failed": sorted(o.id for o in grade.outcomes if o.status == "failed"),
+                      "output": grade.output, "environment": grade.environment}), flush=True)
+"""
+
+
+@pytest.fixture(scope="session")
+def user_graded(small_rubric, small_toml):
+    """As an unprivileged user (created here): the samples where walls matter, and a file that reaches for its
+    classmates' files and for every other process's working folder."""
+    if os.geteuid() != 0:
+        pytest.skip("creating the unprivileged user needs root")
+    import shutil
+    import tempfile
+
+    from grader.sandbox.client import MAX_STRETCH
+
+    shared = Path(tempfile.mkdtemp(prefix="attention-grader-as-user-"))
+    try:
+        shared.chmod(0o755)
+        classmates = shared / "class"
+        classmates.mkdir()
+        (classmates / "alice.py").write_text("ALICE SECRET SOLUTION\n")
+        (shared / "rubric.toml").write_text(small_toml.read_text())
+        reach = shared / "reach.py"
+        reach.write_text(_REACH.format(classmates=str(classmates)))
+        subs = []
+        for name in UNPRIVILEGED:
+            (shared / name).write_text((HOSTILE / name).read_text())
+            subs.append(shared / name)
+        for p in shared.rglob("*"):
+            p.chmod(0o755 if p.is_dir() else 0o644)
+        env = {k: v for k, v in os.environ.items() if k not in ("ATTENTION_GRADER_ALLOW_WEAK_WALLS",)}
+        done = subprocess.run([sys.executable, str(AS_USER), USER, "--", sys.executable, "-c", _USER_SCRIPT,
+                               str(shared / "rubric.toml"), *map(str, subs + [reach])],
+                              capture_output=True, text=True, timeout=240 * MAX_STRETCH, cwd=shared, env=env)
+        assert done.returncode == 0, done.stderr[-3000:]
+        lines = done.stdout.splitlines()
+        assert len(lines) == len(subs) + 1, done.stdout[-2000:] + done.stderr[-2000:]
+        forged = _forged_paths(shared)
+        return {**{n: json.loads(line) for n, line in zip(UNPRIVILEGED, lines)}, "reach": json.loads(lines[-1]),
+                "forged": forged}
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
+
+
+@pytest.mark.parametrize("name", UNPRIVILEGED)
+def test_as_a_normal_user_every_sample_keeps_its_verdict(user_graded, graded, name):
+    here, there = graded(name).grade, user_graded[name]
+    assert (there["score"], there["failed"]) == (here.score, sorted(failed(here)))
+    assert "STOLEN" not in there["output"].replace("NOT STOLEN", "")
+    assert user_graded["forged"] == set()
+
+
+def test_as_a_normal_user_no_classmate_and_no_other_process_is_reached(user_graded):
+    reach = user_graded["reach"]
+    assert "REACHED 0 []" in reach["output"], reach["output"]
+    env = reach["environment"]
+    assert any(line.startswith("no network") for line in env)
+    assert any(line.startswith("a private file system view") for line in env)
+    assert any(line.startswith("its own PID namespace") for line in env)
+    assert any(line.startswith("Landlock") for line in env)
