@@ -414,9 +414,19 @@ def test_network_is_cut_off(small_rubric, tmp_path):
 SPY = '''
 import json, os, sys
 import colorsys, mpmath, sympy  # not imported by the fork server: read from disk, as the worker's uid
+
+
+def listing(d):
+    try:
+        return sorted(os.listdir(d))
+    except PermissionError:  # Landlock
+        return "denied"
+
+
 print("WALLS", json.dumps({"uid": os.getuid(), "cwd": os.getcwd(), "home": os.environ.get("HOME"),
       "env": sorted(os.environ), "fds": sorted(os.listdir("/proc/self/fd")), "tmp": os.listdir("/tmp"),
-      "covered": {d: sorted(os.listdir(d)) for d in COVER}, "hidden": {d: os.listdir(d) for d in HIDE}}), flush=True)
+      "covered": {d: listing(d) for d in COVER}, "hidden": {d: listing(d) for d in HIDE},
+      "pids": [p for p in os.listdir("/proc") if p.isdigit()], "pid": os.getpid()}), flush=True)
 
 
 def scaled_dot_product_attention(q, k, v, causal=True):
@@ -447,13 +457,16 @@ def test_worker_runs_under_its_own_uid_and_still_imports(tmp_path):
     assert walls_host.FIRST_UID <= seen["uid"] < walls_host.FIRST_UID + walls_host.SLOTS
     assert environment()[-1].startswith("its own uid per worker")
     assert seen["home"] == seen["cwd"]
-    assert set(seen["env"]) <= {"PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "HOME"}
+    assert set(seen["env"]) <= {"PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "HOME", "TMPDIR"}
+    if _pids_wall():  # its own PID namespace: it is PID 1 and sees no other process
+        assert seen["pid"] == 1 and seen["pids"] == ["1"]
     assert len(seen["fds"]) <= 5  # 0, 1, 2, the socket, and the listing's own
     if _walls()["mounts"] is None:
         exposed = {d: sorted(os.path.basename(p) for p in plan["expose"] if os.path.dirname(p) == d)
                    for d in plan["cover"]}
-        assert seen["covered"] == exposed
-        assert all(listing == [] for listing in seen["hidden"].values()) and plan["hide"]
+        denied = "denied" if _walls().get("landlock") is None else None  # Landlock: not even the empty cover
+        assert all(seen["covered"][d] in (exposed[d], denied) for d in exposed), seen["covered"]
+        assert all(listing in ([], denied) for listing in seen["hidden"].values()) and plan["hide"]
         # the private /tmp holds the worker's folder, and what Python needs from the real one (a clone under /tmp)
         needed = {os.path.basename(p) for p in plan["expose"] if os.path.dirname(p) == "/tmp"}
         assert set(seen["tmp"]) == {os.path.basename(seen["cwd"])} | needed
