@@ -31,7 +31,7 @@ FIRST_UID = 61000
 SLOTS = 256
 PROBE_UID = FIRST_UID + SLOTS  # used only by the probe, which is alone under it
 SCRATCH_MB = 64  # a worker's private /tmp and working folder (tmpfs: memory, so capped)
-WALLS = ("net", "mounts", "uid", "pids", "landlock")
+WALLS = ("net", "mounts", "uid", "pids", "landlock", "seccomp")
 WEAK_ENV = "ATTENTION_GRADER_ALLOW_WEAK_WALLS"
 PROBE_TRIES = 3
 _LOCKS = "/tmp/attention-grader-slots"
@@ -110,9 +110,11 @@ def view_plan() -> dict:
 
 def expected() -> dict:
     """wall -> None where this machine should raise it, else why it cannot (the report says so)."""
-    if privileged():
-        return dict.fromkeys(WALLS)
     found = dict.fromkeys(WALLS)
+    if os.uname().machine not in ("x86_64", "aarch64"):
+        found["seccomp"] = f"no seccomp filter written for {os.uname().machine}"
+    if privileged():
+        return found
     found["uid"] = "not running as root"
     for path, bad in (("/proc/sys/user/max_user_namespaces", "0"), ("/proc/sys/kernel/unprivileged_userns_clone", "0"),
                       ("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "1")):
@@ -177,7 +179,7 @@ def worker_walls(uid: int | None) -> dict:
     up = {w: walls().get(w, "unknown") is None for w in WALLS}
     return {"net": up["net"], "view": view_plan() if up["mounts"] else None, "uid": uid, "pids": up["pids"],
             "userns": not privileged() and (up["net"] or up["mounts"] or up["pids"]),
-            "landlock": view_plan() if up["landlock"] else None}
+            "landlock": view_plan() if up["landlock"] else None, "seccomp": up["seccomp"]}
 
 
 def environment() -> list[str]:
@@ -203,6 +205,10 @@ def environment() -> list[str]:
         lines.append("Landlock: it reads only Python's files and writes only its working folder")
     else:
         lines.append(f"no Landlock ({up['landlock']})")
+    if up["seccomp"] is None:
+        lines.append("seccomp: no ptrace, mounts, namespaces or new sessions")
+    else:
+        lines.append(f"no seccomp filter ({up['seccomp']})")
     if up["uid"] is None:
         lines.append("its own uid per worker, with a process cap; every process it starts is killed afterwards")
     else:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CH5_DIR, SUBMISSIONS, failed
+from conftest import CH5_DIR, SUBMISSIONS, failed, load_factor
 
 HOSTILE = SUBMISSIONS / "hostile"
 LIMITS = {"load_timeout": 2, "call_timeout": 1, "total_timeout": 10, "memory_mb": 1024, "output_kb": 1024,
@@ -29,12 +29,6 @@ LIMITS = {"load_timeout": 2, "call_timeout": 1, "total_timeout": 10, "memory_mb"
 SLACK = 8.0  # seconds beyond a case's limits: worker starts, kills, the grader's own work, on two busy cores
 
 
-def _load_factor() -> float:
-    """How much longer than on a quiet machine wall time runs now: deadlines count the worker's own time (up to
-    client.MAX_STRETCH times its length), and so may the bound on a case's wall time."""
-    from grader.sandbox.client import MAX_STRETCH
-
-    return min(MAX_STRETCH, max(1.0, (os.getloadavg()[0] + 1) / (os.cpu_count() or 1)))
 FORGED = ("results.json", "gradebook.csv", "attention-grader-hostile-forged", "attention-grader-hostile-pwned")
 
 
@@ -219,7 +213,7 @@ def assert_normal(run: Run) -> None:
     assert grade.score == sum(o.points for o in grade.outcomes) or grade.score == 0
     assert len(run.report) <= 1 << 20
     limits = LIMITS["total_timeout"] + LIMITS["load_timeout"]
-    assert run.seconds <= (limits + SLACK) * _load_factor(), f"took {run.seconds:.1f} s"
+    assert run.seconds <= (limits + SLACK) * load_factor(), f"took {run.seconds:.1f} s"
     assert run.leftovers == [], f"processes left alive: {run.leftovers}"
     if _walls()["mounts"] is None and _walls()["uid"] is None:  # without them a worker can write where its user can
         assert run.strays == [], f"files outside the worker's folder: {run.strays}"
