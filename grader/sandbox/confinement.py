@@ -59,14 +59,18 @@ def _package_dir(name: str) -> str | None:
 
 
 def _blocker(path: str, covered: list[str]) -> tuple[str, str] | None:
-    """(dir, child): the first dir on the way to `path` that is covered or that other users cannot traverse,
-    and its child on that way, which is bound back so that the path stays the same."""
+    """(dir, child): the first dir on the way to `path` that is covered or that other users cannot traverse, and
+    the child of the last such dir on that way, which is bound back so that the path stays the same (the folders
+    between are made afresh, readable, in the cover: a venv in a 0700 folder in /tmp, from `mktemp -d`)."""
     parts = path.split(os.sep)
+    first = last = None
     for i in range(2, len(parts)):
         d = os.sep.join(parts[:i])
-        if d in covered or not os.stat(d).st_mode & stat.S_IXOTH:
-            return d, os.sep.join(parts[: i + 1])
-    return None
+        if d in covered or any(d.startswith(c + os.sep) for c in covered) or not os.stat(d).st_mode & stat.S_IXOTH:
+            first = first or d
+            if d in covered or not os.stat(d).st_mode & stat.S_IXOTH:
+                last = os.sep.join(parts[: i + 1])
+    return (first, last) if first else None
 
 
 def _readable(roots: list[str], hidden: list[str]) -> list[str]:
