@@ -231,20 +231,25 @@ def seccomp() -> None:
 
 
 # -- the PID namespace ---------------------------------------------------------------------------------------------
-def _split_pid_namespace() -> None:
-    """Fork into the new PID namespace: returns in the child (its PID 1, with its own /proc); the parent becomes
-    the relay and never returns."""
+def _split_pid_namespace() -> int:
+    """Fork into the new PID namespace: returns in the child (its PID 1, with its own /proc) the pipe for
+    `_die_with_relay`; the parent becomes the relay and never returns."""
     r, w = os.pipe()
     pid = os.fork()
     if pid:
         _relay(pid, w)
     os.close(w)
-    # dies with the relay; if the relay is already gone, its end of the pipe is closed: stop here
+    _die_with_relay(r)
+    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)  # by PID 1: /proc/self is this process
+    return r
+
+
+def _die_with_relay(r: int) -> None:
+    """SIGKILL when the relay dies (set again after a change of uid, which clears it); if the relay is already
+    gone, its end of the pipe is closed: stop here."""
     _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
     if select.select([r], [], [], 0)[0]:
         os._exit(1)
-    os.close(r)
-    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)  # by PID 1: /proc/self is this process
 
 
 def _relay(child: int, keep: int) -> None:
@@ -291,8 +296,7 @@ def enter(out_path: str, limits: dict) -> None:
         _unshare(CLONE_NEWPID, "CLONE_NEWPID")
     if limits.get("view"):
         private_view(limits["view"], workdir, uid)
-    if limits.get("pids"):
-        _split_pid_namespace()  # from here on, this is PID 1 of the new namespace
+    relay = _split_pid_namespace() if limits.get("pids") else None  # from here on, PID 1 of the new namespace
     os.chdir(workdir)
     env = {k: v for k, v in os.environ.items() if k in _KEEP_ENV}  # no CI tokens for student code
     os.environ.clear()
@@ -302,10 +306,11 @@ def enter(out_path: str, limits: dict) -> None:
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)
-        if limits.get("pids"):  # a change of uid clears the parent-death signal: again
-            _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
     elif limits.get("userns"):
         _drop_capabilities()
+    if relay is not None:
+        _die_with_relay(relay)
+        os.close(relay)
     if limits.get("landlock"):
         plan = limits["landlock"]
         landlock(plan["read"], [workdir] + (plan["scratch"] if limits.get("view") else []))
@@ -316,7 +321,7 @@ def enter(out_path: str, limits: dict) -> None:
 def probe(view: dict, uid: int, readable: list[str], workdir: str, **kw) -> dict:
     """Which walls this machine allows, tried for real in this throwaway process, in the worker's order: a user
     namespace (not root), a network namespace, a PID namespace with its own /proc, the private view, Python's
-    files read as `uid` (root), Landlock. Each value is None (possible) or why not."""
+    files read as `uid` (root), Landlock, seccomp. Each value is None (possible) or why not."""
     found = {"net": None, "mounts": None, "uid": None, "pids": None, "landlock": None, "seccomp": None}
     root = os.geteuid() == 0
     if not root:
