@@ -1,10 +1,11 @@
 """Hostile submissions (submissions/hostile/, one file per attack): the grader survives each, is not fooled, and
 leaves nothing behind: no process, no file outside the worker's private folder, a normal report.
 
-As root every wall is up (own uid, private file system view, no network) and every assertion applies; without
-root the assertions that need a wall the machine cannot raise are skipped, and the report's environment lines
-say so. The corpus is graded with the chapter5 rubric cut down to small limits and few examples, so each case
-costs its limits plus a few seconds.
+As root every wall is up (own uid, private file system view, PID namespace, Landlock, seccomp, no network) and
+every assertion applies; without root the assertions that need a wall the machine cannot raise are skipped, and
+the report's environment lines say so. The samples where walls matter are graded a second time as an unprivileged
+user (created here), with the same verdicts. The corpus is graded with the chapter5 rubric cut down to small limits
+and few examples, so each case costs its limits plus a few seconds.
 """
 
 from __future__ import annotations
