@@ -69,11 +69,11 @@ def _schedstat(pid: int) -> tuple[int, int] | None:
 class RunClock:
     """A deadline in the worker's own time: wall time minus the time its processes spent waiting for a CPU, so
     that a loaded machine does not fail calls (time asleep, in C or not, still counts). The processes are the
-    worker's first one and, with a PID namespace, its child there (found through /proc/PID/task/PID/children,
-    while the first one lives and so the pid is its)."""
+    worker's first one and, with a PID namespace (`relay`), its child there, PID 1 (found through
+    /proc/PID/task/PID/children, while the first one lives and so the pid is its)."""
 
-    def __init__(self, pid: int, pidfd: int | None, budget: float):
-        self.pid, self.budget = pid, budget
+    def __init__(self, pid: int, pidfd: int | None, budget: float, relay: bool):
+        self.pid, self.budget, self.relay = pid, budget, relay
         self.pidfd = os.dup(pidfd) if pidfd is not None else None  # its own: the worker may be closed meanwhile
         self.start = time.monotonic()
         self.pids: dict[int, int] = {}  # pid -> its wait when first seen
@@ -87,11 +87,12 @@ class RunClock:
         if not self._alive():
             return
         found = [self.pid]
-        try:
-            with open(f"/proc/{self.pid}/task/{self.pid}/children") as f:
-                found += [int(c) for c in f.read().split()[:1]]
-        except (OSError, ValueError):
-            pass
+        if self.relay:  # without one, its children are the submission's: their waits are its own doing
+            try:
+                with open(f"/proc/{self.pid}/task/{self.pid}/children") as f:
+                    found += [int(c) for c in f.read().split()[:1]]
+            except (OSError, ValueError):
+                pass
         if not self._alive():
             return
         for pid in found:
@@ -101,7 +102,7 @@ class RunClock:
 
     def waited(self) -> float:
         if self._alive():
-            if len(self.pids) < 2:
+            if self.relay and len(self.pids) < 2:
                 self._look()
             for pid in list(self.pids):
                 if (st := _schedstat(pid)) is not None:
@@ -245,7 +246,7 @@ class Subject:
         if left <= 0:
             raise WorkerLost(f"the submission used up its total time limit of {self.limits.total_timeout:g} s")
         budget = min(timeout, left)
-        clock = RunClock(self._proc.pid, self._pidfd, budget)
+        clock = RunClock(self._proc.pid, self._pidfd, budget, self._pids_wall)
         try:
             wire.send(self._sock, header, payload)
             reply, data = wire.recv(self._sock, clock.left)
