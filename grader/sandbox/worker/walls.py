@@ -231,30 +231,51 @@ def seccomp() -> None:
 
 
 # -- the PID namespace ---------------------------------------------------------------------------------------------
+_to_relay: int | None = None  # PID 1's end of the socket to its relay
+
+
 def _split_pid_namespace() -> int:
-    """Fork into the new PID namespace: returns in the child (its PID 1, with its own /proc) the pipe for
-    `_die_with_relay`; the parent becomes the relay and never returns."""
-    r, w = os.pipe()
+    """Fork into the new PID namespace: returns in the child (its PID 1, with its own /proc) its end of the socket
+    to the relay, for `_die_with_relay`; the parent becomes the relay and never returns."""
+    global _to_relay
+    ours, theirs = socket.socketpair()
     pid = os.fork()
     if pid:
-        _relay(pid, w)
-    os.close(w)
-    _die_with_relay(r)
+        ours.close()
+        _relay(pid, theirs.detach())
+    theirs.close()
+    _to_relay = ours.detach()
+    _die_with_relay(_to_relay)
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)  # by PID 1: /proc/self is this process
-    return r
+    return _to_relay
+
+
+def end_by_signal(sig: int) -> None:
+    """End this worker as if killed by `sig`. PID 1 of a namespace cannot signal itself: its relay does, to
+    itself, once this process has exited."""
+    if _to_relay is not None:
+        try:
+            os.write(_to_relay, bytes([sig]))
+        except OSError:
+            pass
+        os._exit(1)
+    signal.signal(sig, signal.SIG_DFL)
+    os.kill(os.getpid(), sig)
+    os._exit(1)
 
 
 def _die_with_relay(r: int) -> None:
     """SIGKILL when the relay dies (set again after a change of uid, which clears it); if the relay is already
-    gone, its end of the pipe is closed: stop here."""
+    gone, its end of the socket is closed: stop here."""
     _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
     if select.select([r], [], [], 0)[0]:
         os._exit(1)
 
 
 def _relay(child: int, keep: int) -> None:
-    """The worker's first process, outside the PID namespace: holds nothing but the pipe whose closing tells the
-    child it is gone, and ends as the child ends (a signal as that signal). Reads no /proc."""
+    """The worker's first process, outside the PID namespace: holds nothing but the socket whose closing tells the
+    child it is gone, and ends as the child ends (a signal as that signal, or as the child asked through that
+    socket: see `end_by_signal`). Reads no /proc."""
     close_fds({keep})
     while True:
         try:
@@ -265,6 +286,13 @@ def _relay(child: int, keep: int) -> None:
         except ChildProcessError:
             os._exit(1)
     code = os.waitstatus_to_exitcode(status)
+    os.set_blocking(keep, False)
+    try:
+        asked = os.read(keep, 1)
+    except OSError:
+        asked = b""
+    if asked and 0 < asked[0] < signal.NSIG:
+        code = -asked[0]
     if code < 0:
         signal.signal(-code, signal.SIG_DFL)
         os.kill(os.getpid(), -code)
@@ -310,7 +338,6 @@ def enter(out_path: str, limits: dict) -> None:
         _drop_capabilities()
     if relay is not None:
         _die_with_relay(relay)
-        os.close(relay)
     if limits.get("landlock"):
         plan = limits["landlock"]
         landlock(plan["read"], [workdir] + (plan["scratch"] if limits.get("view") else []))
