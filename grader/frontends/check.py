@@ -59,14 +59,15 @@ def render(grade, style: Style) -> str:
     """The whole report, about one screen: failed visible checks in full, everything else one line per kind."""
     from grader.grading.engine import FLAKY
     from grader.grading.outcome import Status
-    from grader.reports.text import feedback, points
+    from grader.reports.text import feedback, points, weak_walls
 
     visible = [o for o in grade.outcomes if o.visibility == "visible"]
     hidden = [o for o in grade.outcomes if o.visibility != "visible"]
     passed = sum(o.status is Status.PASSED for o in grade.outcomes)
     ok = exit_status(grade) == 0
     verdict = style("ready to hand in" if ok else "not yet", "1;32" if ok else "1;31")
-    lines = [f"{grade.submission}: {points(grade.score)}/{points(grade.max_score)}, {passed} of {len(grade.outcomes)} checks passed: {verdict}"]
+    lines = [style(w, "1;31") for w in weak_walls(grade)]
+    lines += [f"{grade.submission}: {points(grade.score)}/{points(grade.max_score)}, {passed} of {len(grade.outcomes)} checks passed: {verdict}"]
     lines += [style(f"Likely mistake: {m}", "1;33") for m in grade.mistakes()]
     lines.append("")
     for o in visible:  # no blank line between failures: six of them must still fit on one screen

@@ -79,6 +79,7 @@ def submissions(dirs: list[str], out: Path) -> dict[str, Path]:
 
 def run(args) -> int:
     from grader.frontends import store as gradebook
+    from grader.sandbox import confinement
     from grader.grading.rubric import RubricError, load  # here, not at the top: `import grader.cli` must not import torch
 
     out = Path(args.out)
@@ -87,6 +88,7 @@ def run(args) -> int:
         if out.exists() and not out.is_dir():
             raise BadInput(f"--out {out}: exists and is not a folder")
         rubric = load(args.rubric)
+        confinement.walls()  # here, once: a wall down stops the batch before any grader process starts
         store = gradebook.Store(out)
     except (RubricError, BadInput) as e:
         print(f"attention-grader: {e}", file=sys.stderr)

@@ -63,6 +63,12 @@ class _State:
             self.rubric = load(config.getoption("rubric"))
         except RubricError as e:
             pytest.exit(str(e), returncode=2)
+        from grader.sandbox.confinement import WallsDown, walls
+
+        try:
+            walls()
+        except WallsDown as e:
+            pytest.exit(str(e), returncode=2)
 
         self.grading = Grading(
             config.getoption("submission"),

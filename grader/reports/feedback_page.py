@@ -10,14 +10,14 @@ from pathlib import Path
 from grader.grading.outcome import Grade, Outcome, Status
 from grader.reports.files import write_atomic
 from grader.reports.heatmap import heatmap, pictured
-from grader.reports.text import STATUS, feedback, left_out, points, reveals
+from grader.reports.text import STATUS, feedback, left_out, points, reveals, weak_walls
 
 PICTURE = "heatmap.png"
 
 
 def _sections(grade: Grade) -> tuple[list[str], list[tuple[Outcome, str]], list[str]]:
     """What both formats say: the head lines, (failed check, its feedback) and the tail lines."""
-    head = [f"Rubric: {grade.rubric}"] + [f"Likely mistake: {m}" for m in grade.mistakes()]
+    head = weak_walls(grade) + [f"Rubric: {grade.rubric}"] + [f"Likely mistake: {m}" for m in grade.mistakes()]
     failed = [(o, feedback(o)) for o in grade.outcomes if o.status is Status.FAILED and reveals(o)]
     tail = left_out(grade) + ["Grading environment: " + "; ".join(grade.environment)]
     return head, failed, tail

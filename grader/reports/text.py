@@ -21,6 +21,11 @@ def reason(o: Outcome) -> str:
     return first if len(first) <= 100 else first[:97] + "..."
 
 
+def weak_walls(grade: Grade) -> list[str]:
+    """The line every report starts with when the sandbox graded with walls down (a teacher's explicit choice)."""
+    return [line for line in grade.environment[:1] if line.startswith("WEAK WALLS")]
+
+
 def points(x: float) -> str:
     return f"{x:g}"
 

@@ -8,6 +8,7 @@ exercise's `results` name, checked against the shapes agreed in advance.
 from __future__ import annotations
 
 import os
+import select
 import shutil
 import signal
 import socket
@@ -22,6 +23,7 @@ from grader.sandbox.limits import Limits
 from grader.submission.source import Source, place
 
 _FLOATS = {"float16", "bfloat16", "float32", "float64"}
+MAX_STRETCH = 3.0  # a deadline in the worker's own time ends within this many times its length in wall time
 READY_TIMEOUT = 30.0  # the worker imports torch's meta kernels: the grader's time, not the student's
 
 
@@ -54,6 +56,76 @@ def _exit_reason(code: int | None) -> str:
 _live: set[int] = set()  # this process's running workers; any other child of the fork server is an orphan
 
 
+def _schedstat(pid: int) -> tuple[int, int] | None:
+    """(ns on a CPU, ns waiting for one) of a process, from /proc/PID/schedstat."""
+    try:
+        with open(f"/proc/{pid}/schedstat") as f:
+            ran, waited = f.read().split()[:2]
+        return int(ran), int(waited)
+    except (OSError, ValueError):
+        return None
+
+
+class RunClock:
+    """A deadline in the worker's own time: wall time minus the time its processes spent waiting for a CPU, so
+    that a loaded machine does not fail calls (time asleep, in C or not, still counts). The processes are the
+    worker's first one and, with a PID namespace (`relay`), its child there, PID 1 (found through
+    /proc/PID/task/PID/children, while the first one lives and so the pid is its)."""
+
+    def __init__(self, pid: int, pidfd: int | None, budget: float, relay: bool):
+        self.pid, self.budget, self.relay = pid, budget, relay
+        self.pidfd = os.dup(pidfd) if pidfd is not None else None  # its own: the worker may be closed meanwhile
+        self.start = time.monotonic()
+        self.pids: dict[int, int] = {}  # pid -> its wait when first seen
+        self.last: dict[int, int] = {}
+        self._look()
+
+    def _alive(self) -> bool:
+        return self.pidfd is not None and not select.select([self.pidfd], [], [], 0)[0]
+
+    def _look(self) -> None:
+        if not self._alive():
+            return
+        found = [self.pid]
+        if self.relay:  # without one, its children are the submission's: their waits are its own doing
+            try:
+                with open(f"/proc/{self.pid}/task/{self.pid}/children") as f:
+                    found += [int(c) for c in f.read().split()[:1]]
+            except (OSError, ValueError):
+                pass
+        if not self._alive():
+            return
+        for pid in found:
+            if pid not in self.pids and (st := _schedstat(pid)):
+                self.pids[pid] = st[1]
+                self.last[pid] = st[1]
+
+    def waited(self) -> float:
+        if self._alive():
+            if self.relay and len(self.pids) < 2:
+                self._look()
+            for pid in list(self.pids):
+                if (st := _schedstat(pid)) is not None:
+                    self.last[pid] = st[1]
+        return sum(self.last[p] - self.pids[p] for p in self.pids) / 1e9 if self.pids else 0.0
+
+    def used(self) -> float:
+        elapsed = time.monotonic() - self.start
+        # its own processes make it wait too (a fork bomb): at most this much stretch is the machine's fault
+        return max(elapsed - self.waited(), elapsed / MAX_STRETCH)
+
+    def left(self) -> float:
+        return self.budget - self.used()
+
+    def close(self) -> float:
+        """The time used, once the worker's answer is in (or it is gone)."""
+        used = self.used()
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+            self.pidfd = None
+        return used
+
+
 @dataclass
 class Subject:
     source: Source
@@ -66,6 +138,8 @@ class Subject:
     blocked: set = field(default_factory=set)
     spent: float = 0.0
     _proc: object = None
+    _pidfd: int | None = None
+    _pids_wall: bool = False
     _sock: socket.socket | None = None
     _dir: str | None = None
     _slot: int | None = None
@@ -90,6 +164,8 @@ class Subject:
         }
         ours, theirs = socket.socketpair()
         self._proc = spawn.start(theirs, out_path, limits)
+        self._pidfd = confinement.pidfd_of_child(self._proc.pid, self._proc.sentinel)
+        self._pids_wall = bool(limits.get("pids"))
         _live.add(self._proc.pid)
         theirs.close()
         self._sock = ours
@@ -133,9 +209,13 @@ class Subject:
         self._meta_ready = False
         if self._proc is not None:
             _live.discard(self._proc.pid)
-            confinement.kill(self._proc.pid, self._slot, spawn.server_pid(), frozenset(_live))
+            confinement.kill(self._pidfd, self._proc.pid, self._slot, spawn.server_pid(), frozenset(_live),
+                             self._pids_wall)
             self._proc.join(5)
             self._proc = None
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
         if self._sock is not None:
             self._sock.close()
             self._sock = None
@@ -166,10 +246,10 @@ class Subject:
         if left <= 0:
             raise WorkerLost(f"the submission used up its total time limit of {self.limits.total_timeout:g} s")
         budget = min(timeout, left)
-        start = time.monotonic()
+        clock = RunClock(self._proc.pid, self._pidfd, budget, self._pids_wall)
         try:
             wire.send(self._sock, header, payload)
-            reply, data = wire.recv(self._sock, start + budget)
+            reply, data = wire.recv(self._sock, clock.left)
         except wire.Deadline:
             self._proc.join(0)
             if self._proc.exitcode is not None:  # it died, but a child of it still holds the socket open
@@ -185,7 +265,7 @@ class Subject:
             self.close()
             raise WorkerLost(f"the worker broke the protocol while {what}: {e}") from None
         finally:
-            self.spent += time.monotonic() - start
+            self.spent += clock.close()
         blocked = reply.get("blocked")
         if isinstance(blocked, list):
             self.blocked.update(str(b)[:100] for b in blocked[:5])

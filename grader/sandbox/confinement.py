@@ -1,8 +1,15 @@
-"""The grader's side of the walls (the worker's side is sandbox.worker.walls): a uid per worker slot when root, and killing every process a worker left.
+"""The grader's side of the walls (the worker's side is sandbox.worker.walls): which walls this machine raises,
+a uid per worker slot when root, and killing every process a worker left.
 
-Process groups are not enough (a `setsid()` grandchild leaves the group), so as root each worker runs under a
-uid of its own and `kill(-1, SIGKILL)` from that uid removes everything it started, repeated until nothing is
-left. Without root the worker's process group and session are killed: fewer walls, said in the report.
+Which walls go up is found once per process by `walls.probe`, run in a throwaway process that tries each for real.
+A wall this machine should raise (as root: all of them; as a normal user: what its kernel offers unprivileged) that
+does not go up stops grading with `WallsDown`, one line, unless the teacher set ATTENTION_GRADER_ALLOW_WEAK_WALLS=1,
+and then the report's first line says "WEAK WALLS". Never a quiet downgrade.
+
+A worker is killed through pidfds held from its fork on, never by a pid that may already name another process
+(pid_max is 32768 here). With its own PID namespace, killing it ends every process it started (the kernel kills a
+namespace with its first process); as root its uid's `kill(-1)` follows. Without either, its process tree and the
+fork server's orphans are walked, and each is signalled only through a pidfd proven to be the process listed.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ import fcntl
 import functools
 import json
 import os
+import select
 import signal
 import stat
 import subprocess
@@ -23,8 +31,15 @@ FIRST_UID = 61000
 SLOTS = 256
 PROBE_UID = FIRST_UID + SLOTS  # used only by the probe, which is alone under it
 SCRATCH_MB = 64  # a worker's private /tmp and working folder (tmpfs: memory, so capped)
+WALLS = ("net", "mounts", "uid", "pids", "landlock", "seccomp")
+WEAK_ENV = "ATTENTION_GRADER_ALLOW_WEAK_WALLS"
+PROBE_TRIES = 3
 _LOCKS = "/tmp/attention-grader-slots"
 _held: dict[int, int] = {}
+
+
+class WallsDown(Exception):
+    """A wall this machine supports could not go up: grading stops (one line, exit status 2)."""
 
 
 def privileged() -> bool:
@@ -44,19 +59,44 @@ def _package_dir(name: str) -> str | None:
 
 
 def _blocker(path: str, covered: list[str]) -> tuple[str, str] | None:
-    """(dir, child): the first dir on the way to `path` that is covered or that other users cannot traverse,
-    and its child on that way, which is bound back so that the path stays the same."""
+    """(dir, child): the first dir on the way to `path` that is covered or that other users cannot traverse, and
+    the child of the last such dir on that way, which is bound back so that the path stays the same (the folders
+    between are made afresh, readable, in the cover: a venv in a 0700 folder in /tmp, from `mktemp -d`)."""
     parts = path.split(os.sep)
+    first = last = None
     for i in range(2, len(parts)):
         d = os.sep.join(parts[:i])
-        if d in covered or not os.stat(d).st_mode & stat.S_IXOTH:
-            return d, os.sep.join(parts[: i + 1])
-    return None
+        if d in covered or any(d.startswith(c + os.sep) for c in covered) or not os.stat(d).st_mode & stat.S_IXOTH:
+            first = first or d
+            if d in covered or not os.stat(d).st_mode & stat.S_IXOTH:
+                last = os.sep.join(parts[: i + 1])
+    return (first, last) if first else None
+
+
+def _readable(roots: list[str], hidden: list[str]) -> list[str]:
+    """Folders that together hold everything under `roots` but nothing under `hidden` (Landlock only allows)."""
+    out: list[str] = []
+
+    def add(d: str) -> None:
+        inside = [h for h in hidden if h == d or h.startswith(d + os.sep)]
+        if not inside:
+            out.append(d)
+        elif d not in inside:  # a folder above a hidden one: its other entries, one by one
+            try:
+                names = sorted(os.listdir(d))
+            except OSError:
+                return
+            for n in names:
+                add(os.path.join(d, n))
+
+    for r in roots:
+        add(r)
+    return sorted(set(out))
 
 
 @functools.cache
 def view_plan() -> dict:
-    """What `walls.private_view` mounts: computed here once, from stat alone."""
+    """What `walls.private_view` mounts and `walls.landlock` allows: computed here once, from stat alone."""
     scratch = [d for d in ("/tmp", "/var/tmp", "/dev/shm") if os.path.isdir(d) and os.stat(d).st_mode & stat.S_IWOTH]
     cover, expose = [], []
     for path in _python_paths():
@@ -66,25 +106,71 @@ def view_plan() -> dict:
                 cover.append(found[0])
             if found[1] not in expose:
                 expose.append(found[1])
-    hide = [d for d in (_package_dir("grader.reference"), _package_dir("grader.rubrics")) if d]
-    return {"cover": cover, "expose": expose, "scratch": scratch, "hide": hide, "scratch_mb": SCRATCH_MB}
+    hide = [os.path.realpath(d) for d in (_package_dir("grader.reference"), _package_dir("grader.rubrics")) if d]
+    system = [d for d in ("/usr", "/lib", "/lib64", "/etc", "/dev", "/proc", "/sys") if os.path.isdir(d)]
+    read = _readable(sorted(set(_python_paths() + system)), hide)
+    return {"cover": cover, "expose": expose, "scratch": scratch, "hide": hide, "scratch_mb": SCRATCH_MB, "read": read}
+
+
+def expected() -> dict:
+    """wall -> None where this machine should raise it, else why it cannot (the report says so)."""
+    found = dict.fromkeys(WALLS)
+    if os.uname().machine not in ("x86_64", "aarch64"):
+        found["seccomp"] = f"no seccomp filter written for {os.uname().machine}"
+    if privileged():
+        return found
+    found["uid"] = "not running as root"
+    for path, bad in (("/proc/sys/user/max_user_namespaces", "0"), ("/proc/sys/kernel/unprivileged_userns_clone", "0"),
+                      ("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "1")):
+        try:
+            with open(path) as f:
+                if f.read().strip() == bad:
+                    for w in ("net", "mounts", "pids"):
+                        found[w] = f"user namespaces are disabled ({path} is {bad})"
+        except OSError:
+            pass
+    return found
+
+
+def _probe_once(args: dict) -> dict:
+    with tempfile.TemporaryDirectory(prefix="attention-grader-probe-") as d:
+        done = subprocess.run([sys.executable, "-m", "grader.sandbox.worker.walls", json.dumps({**args, "workdir": d})],
+                              capture_output=True, text=True, timeout=120)
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    if not isinstance(found, dict) or not set(WALLS) <= set(found):
+        raise ValueError(f"the walls probe said {done.stdout[-200:]!r} {done.stderr[-300:]!r}")
+    return {k: v if isinstance(v := found[k], (str, type(None))) else "unknown" for k in WALLS}
 
 
 @functools.cache
 def walls() -> dict:
-    """{"net", "mounts", "uid"}: None where that wall can go up on this machine, else why not. As root this runs
-    `walls.probe` once in a throwaway process, which tries each wall for real."""
-    if not privileged():
-        return dict.fromkeys(("net", "mounts", "uid"), "not running as root")
-    args = {"view": view_plan(), "uid": PROBE_UID, "readable": _python_paths()}
-    with tempfile.TemporaryDirectory(prefix="attention-grader-probe-") as d:
+    """wall -> None where it goes up around every worker, else why not. Raises WallsDown when one this machine
+    should raise does not (a failed probe is retried first), unless weak walls were allowed (`weak()`)."""
+    want = expected()
+    args = {"view": view_plan(), "uid": PROBE_UID, "readable": _python_paths(), "try": [w for w in WALLS if want[w] is None]}
+    error = ""
+    for _ in range(PROBE_TRIES):
         try:
-            done = subprocess.run([sys.executable, "-m", "grader.sandbox.worker.walls", json.dumps({**args, "workdir": d})],
-                                  capture_output=True, text=True, timeout=60)
-            found = json.loads(done.stdout.strip().splitlines()[-1])
-        except (OSError, subprocess.SubprocessError, ValueError, IndexError):
-            return dict.fromkeys(("net", "mounts", "uid"), "the walls probe failed")
-    return {k: v if isinstance(v := found.get(k), (str, type(None))) else "unknown" for k in ("net", "mounts", "uid")}
+            found = _probe_once(args)
+            break
+        except (OSError, subprocess.SubprocessError, ValueError, IndexError) as e:
+            error = str(e) or type(e).__name__
+    else:
+        found = dict.fromkeys(WALLS, f"the walls probe failed ({error[:200]})")
+    found = {w: want[w] or found[w] for w in WALLS}
+    down = {w: found[w] for w in WALLS if want[w] is None and found[w] is not None}
+    if down and os.environ.get(WEAK_ENV) != "1":
+        first = next(iter(down))
+        raise WallsDown(f"the sandbox's {', '.join(down)} wall{'s' if len(down) > 1 else ''} could not go up "
+                        f"({down[first]}); grading stopped. Set {WEAK_ENV}=1 to grade without "
+                        f"{'them' if len(down) > 1 else 'it'} (the report will say WEAK WALLS)")
+    return found
+
+
+def weak() -> list[str]:
+    """The walls this machine should raise that are down (graded anyway: ATTENTION_GRADER_ALLOW_WEAK_WALLS=1)."""
+    want, up = expected(), walls()
+    return [w for w in WALLS if want[w] is None and up.get(w, "unknown") is not None]
 
 
 def uid_wall() -> str | None:
@@ -93,8 +179,45 @@ def uid_wall() -> str | None:
 
 
 def worker_walls(uid: int | None) -> dict:
-    """The part of a worker's limits that says which privileged walls it raises."""
-    return {"net": walls()["net"] is None, "view": view_plan() if walls()["mounts"] is None else None, "uid": uid}
+    """The part of a worker's limits that says which walls it raises, and how."""
+    up = {w: walls().get(w, "unknown") is None for w in WALLS}
+    return {"net": up["net"], "view": view_plan() if up["mounts"] else None, "uid": uid, "pids": up["pids"],
+            "userns": not privileged() and (up["net"] or up["mounts"] or up["pids"]),
+            "landlock": view_plan() if up["landlock"] else None, "seccomp": up["seccomp"]}
+
+
+def environment() -> list[str]:
+    """Which walls were up around the submission's worker, in words (the report's environment lines)."""
+    up = {w: walls().get(w, "unknown") for w in WALLS}
+    lines = [f"WEAK WALLS ({WEAK_ENV}=1): the {', '.join(w)} wall(s) this machine should raise were down"] if (w := weak()) else []
+    lines.append("run-time deadlines (the worker's own time, not time spent waiting for a CPU), address-space, "
+                 "CPU-time and output limits")
+    ns = "own user namespace" if not privileged() else "own namespace"
+    if up["mounts"] is None:
+        lines.append(f"a private file system view ({ns}: its own size-capped working folder and /tmp, the reference hidden)")
+    else:
+        lines.append(f"a private temporary working folder, but no private file system view ({up['mounts']})")
+    if up["net"] is None:
+        lines.append(f"no network (own network namespace{', in its ' + ns if not privileged() else ''})")
+    else:
+        lines.append(f"network NOT blocked ({up['net']})")
+    if up["pids"] is None:
+        lines.append("its own PID namespace and /proc: no other process is visible, and every process it starts dies with it")
+    else:
+        lines.append(f"other processes visible, no PID namespace ({up.get('pids')})")
+    if up["landlock"] is None:
+        lines.append("Landlock: it reads only Python's files and writes only its working folder")
+    else:
+        lines.append(f"no Landlock ({up['landlock']})")
+    if up["seccomp"] is None:
+        lines.append("seccomp: no ptrace, mounts, namespaces or new sessions")
+    else:
+        lines.append(f"no seccomp filter ({up['seccomp']})")
+    if up["uid"] is None:
+        lines.append("its own uid per worker, with a process cap; every process it starts is killed afterwards")
+    else:
+        lines.append(f"no uid of its own ({up['uid']}): leftover processes are killed by process tree")
+    return lines
 
 
 def torch_dir() -> str:
@@ -144,49 +267,84 @@ def _kill_uid(uid: int) -> None:
     os.waitpid(pid, 0)
 
 
-def _children() -> dict[int, list[int]]:
-    """ppid -> live (not zombie) children, from /proc."""
-    tree: dict[int, list[int]] = {}
+# -- processes, by pidfd ---------------------------------------------------------------------------------------------
+def pidfd_of_child(pid: int, sentinel: int | None) -> int | None:
+    """A pidfd for a worker the fork server just forked, or None when it is already gone. The fork server writes
+    to `sentinel` once it has reaped the worker: while nothing is there, `pid` is still the worker's."""
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:
+        return None
+    if sentinel is not None and select.select([sentinel], [], [], 0)[0]:
+        os.close(fd)
+        return None
+    return fd
+
+
+def signal_pidfd(fd: int | None, sig: int = signal.SIGKILL) -> None:
+    if fd is None:
+        return
+    try:
+        signal.pidfd_send_signal(fd, sig)
+    except (ProcessLookupError, PermissionError, OSError):
+        pass
+
+
+def _stat(pid: int) -> tuple[str, int, int] | None:
+    """(state, ppid, start time) of a process; pid and start time together name one process for good."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return fields[0], int(fields[1]), int(fields[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _tree() -> dict[int, list[tuple[int, int]]]:
+    """ppid -> live (not zombie) children as (pid, start time), from /proc."""
+    tree: dict[int, list[tuple[int, int]]] = {}
     for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open(f"/proc/{name}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if fields[0] != "Z":
-                tree.setdefault(int(fields[1]), []).append(int(name))
+        if name.isdigit() and (st := _stat(int(name))) and st[0] != "Z":
+            tree.setdefault(st[1], []).append((int(name), st[2]))
     return tree
 
 
-def _below(tree: dict[int, list[int]], roots: list[int]) -> list[int]:
-    found, todo = [], list(roots)
-    while todo:
-        found.append(pid := todo.pop())
-        todo += tree.get(pid, [])
-    return found
+def _kill_listed(pid: int, start: int, ppid: int) -> None:
+    """SIGKILL the process listed as (pid, start) under ppid, through a pidfd proven to be that process."""
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:
+        return
+    try:
+        st = _stat(pid)
+        if st is not None and st[2] == start and st[1] == ppid:
+            signal_pidfd(fd)
+    finally:
+        os.close(fd)
 
 
-def kill(pid: int, uid: int | None, server: int | None = None, live: frozenset = frozenset()) -> None:
-    """Kill a worker and everything it started. With a uid of its own, `kill(-1)` as that uid; without one, its
-    process group, its process tree, and every orphan its fork server (`server`, a child subreaper) took in that
-    is not a `live` worker, repeated until none is left (a process can fork while it is being killed)."""
-    for target in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
-        try:
-            target()
-        except (ProcessLookupError, PermissionError):
-            pass
+def kill(pidfd: int | None, pid: int, uid: int | None, server: int | None = None, live: frozenset = frozenset(),
+         pids_wall: bool = False) -> None:
+    """Kill a worker and everything it started. With a PID namespace of its own, killing it kills the namespace;
+    with a uid of its own, `kill(-1)` as that uid follows; without either, its process tree and every orphan its
+    fork server (`server`, a child subreaper) took in that is not a `live` worker, repeated until none is left."""
+    signal_pidfd(pidfd)
     if uid is not None:
         _kill_uid(uid)
+    if uid is not None or pids_wall:
         return
     for _ in range(100):
-        tree = _children()
-        orphans = [c for c in tree.get(server, []) if c not in live] if server else []
-        victims = [v for v in _below(tree, tree.get(pid, []) + orphans) if v != pid]
+        tree = _tree()
+        # its children by pid only while it lives (then the pid is its own); a dead worker's went to the server
+        alive = pidfd is not None and not select.select([pidfd], [], [], 0)[0]
+        todo = [(c, s, pid) for c, s in tree.get(pid, [])] if alive else []
+        if server:
+            todo += [(c, s, server) for c, s in tree.get(server, []) if c not in live and c != pid]
+        victims = []
+        while todo:
+            victims.append(v := todo.pop())
+            todo += [(c, s, v[0]) for c, s in tree.get(v[0], [])]
         if not victims:
             return
         for v in victims:
-            try:
-                os.kill(v, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+            _kill_listed(*v)

@@ -29,11 +29,23 @@ def warm_up(meta: bool = False) -> None:
         _preload.append("grader.sandbox.worker.preload_meta")
     context()
     multiprocessing.forkserver.ensure_running()
+    _hold_server()
     if not _stopping:  # multiprocessing's exit hook, not atexit: a pool's grader process runs only that one
         _stopping.append(util.Finalize(None, stop_server, exitpriority=-100))
 
 
 _stopping: list = []
+_server_fd: dict[int, int] = {}  # the fork server's pid -> a pidfd for it, held from its start
+
+
+def _hold_server() -> None:
+    """A pidfd for the fork server, opened while it is our unreaped child (so the pid is its own)."""
+    pid = server_pid()
+    if pid is not None and pid not in _server_fd:  # a new one: multiprocessing restarts a server that died
+        for fd in _server_fd.values():
+            os.close(fd)
+        _server_fd.clear()
+        _server_fd[pid] = os.pidfd_open(pid)
 
 
 def server_pid() -> int | None:
@@ -44,13 +56,16 @@ def stop_server() -> None:
     """End the fork server with this process: left alone it would outlive the command, still importing torch
     or waiting to notice that its parent is gone."""
     pid = server_pid()
-    if pid is None:
+    fd = _server_fd.pop(pid, None)
+    if fd is None:  # never started here, or already stopped: its pid may be another process's by now
         return
     try:
-        os.kill(pid, signal.SIGKILL)
+        signal.pidfd_send_signal(fd, signal.SIGKILL)
         os.waitpid(pid, 0)
-    except (ProcessLookupError, ChildProcessError):
+    except (ProcessLookupError, ChildProcessError, OSError):
         pass
+    finally:
+        os.close(fd)
 
 
 def start(sock, out_path: str, limits: dict) -> multiprocessing.Process:
@@ -58,6 +73,7 @@ def start(sock, out_path: str, limits: dict) -> multiprocessing.Process:
     context()
     proc = _WorkerProcess(target=run, args=(sock, out_path, limits), daemon=True)
     proc.start()
+    _hold_server()
     return proc
 
 

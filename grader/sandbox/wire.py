@@ -19,6 +19,7 @@ import torch
 HEADER = struct.Struct("!IQ")  # json length, payload length
 MAX_JSON = 1 << 20
 MAX_PAYLOAD = 256 << 20
+POLL = 0.05  # seconds between looks at a deadline that is a function (the time left, in the worker's own time)
 
 DTYPES = {
     "float16": torch.float16,
@@ -49,15 +50,17 @@ def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytes:
     buf = bytearray()
     while len(buf) < n:
         if deadline is not None:
-            left = deadline - time.monotonic()
+            left = deadline() if callable(deadline) else deadline - time.monotonic()
             if left <= 0:
                 raise Deadline()
-            sock.settimeout(left)
+            sock.settimeout(min(left, POLL) if callable(deadline) else left)
         else:
             sock.settimeout(None)
         try:
             chunk = sock.recv(min(n - len(buf), 1 << 20))
         except socket.timeout:
+            if callable(deadline):
+                continue  # asked again: time spent waiting for a CPU does not count
             raise Deadline() from None
         if not chunk:
             raise EOFError("peer closed the connection")
@@ -65,7 +68,7 @@ def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytes:
     return bytes(buf)
 
 
-def recv(sock: socket.socket, deadline: float | None = None, max_payload: int = MAX_PAYLOAD) -> tuple[dict, bytes]:
+def recv(sock: socket.socket, deadline=None, max_payload: int = MAX_PAYLOAD) -> tuple[dict, bytes]:
     jlen, plen = HEADER.unpack(_recv_exact(sock, HEADER.size, deadline))
     if jlen > MAX_JSON or plen > max_payload:
         raise WireError(f"frame too large ({jlen} + {plen} bytes)")

@@ -1,10 +1,11 @@
 """Hostile submissions (submissions/hostile/, one file per attack): the grader survives each, is not fooled, and
 leaves nothing behind: no process, no file outside the worker's private folder, a normal report.
 
-As root every wall is up (own uid, private file system view, no network) and every assertion applies; without
-root the assertions that need a wall the machine cannot raise are skipped, and the report's environment lines
-say so. The corpus is graded with the chapter5 rubric cut down to small limits and few examples, so each case
-costs its limits plus a few seconds.
+As root every wall is up (own uid, private file system view, PID namespace, Landlock, seccomp, no network) and
+every assertion applies; without root the assertions that need a wall the machine cannot raise are skipped, and
+the report's environment lines say so. The samples where walls matter are graded a second time as an unprivileged
+user (created here), with the same verdicts. The corpus is graded with the chapter5 rubric cut down to small limits
+and few examples, so each case costs its limits plus a few seconds.
 """
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CH5_DIR, SUBMISSIONS, failed
+from conftest import CH5_DIR, SUBMISSIONS, failed, load_factor
 
 HOSTILE = SUBMISSIONS / "hostile"
 LIMITS = {"load_timeout": 2, "call_timeout": 1, "total_timeout": 10, "memory_mb": 1024, "output_kb": 1024,
           "max_processes": 16}
 SLACK = 8.0  # seconds beyond a case's limits: worker starts, kills, the grader's own work, on two busy cores
+
+
 FORGED = ("results.json", "gradebook.csv", "attention-grader-hostile-forged", "attention-grader-hostile-pwned")
 
 
@@ -74,16 +77,27 @@ def _boot_clock() -> float:
     return time.clock_gettime(time.CLOCK_BOOTTIME)
 
 
-def _stat(pid: int) -> tuple[str, int, float] | None:
-    """(state, real uid, start time on the boot clock) of a process, None when it is gone."""
+def _stat(pid: int) -> tuple[str, int, float, bool] | None:
+    """(state, real uid, start time on the boot clock, inside a nested PID namespace) of a process, None when gone."""
     try:
         with open(f"/proc/{pid}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()
         with open(f"/proc/{pid}/status") as f:
-            uid = int(next(line for line in f if line.startswith("Uid:")).split()[1])
-    except (OSError, StopIteration, IndexError, ValueError):
+            status = {k: v.split() for k, _, v in (line.partition(":") for line in f)}
+        uid = int(status["Uid"][0])
+    except (OSError, KeyError, IndexError, ValueError):
         return None
-    return fields[0], uid, int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    return fields[0], uid, int(fields[19]) / os.sysconf("SC_CLK_TCK"), len(status.get("NSpid", [])) > 1
+
+
+def _pids_wall() -> bool:
+    return _walls().get("pids", "unknown") is None
+
+
+def _gone(pids: list[int]) -> bool:
+    """The processes a submission printed are gone. In its own PID namespace their numbers are that namespace's,
+    meaningless here: `_leftovers` looks for any process left in a namespace instead."""
+    return _pids_wall() or all(_stat(pid) is None or _stat(pid)[0] == "Z" for pid in pids)
 
 
 def _leftovers(slots: list[list], printed: list[int], since: float) -> list[int]:
@@ -95,15 +109,29 @@ def _leftovers(slots: list[list], printed: list[int], since: float) -> list[int]
         st = _stat(pid)
         if st is None or st[0] == "Z":
             continue
-        _, uid, start = st
+        _, uid, start, nested = st
         held = any(uid == u and t0 - 0.05 <= start <= t1 for u, t0, t1 in slots if u is not None)
-        if held or (pid in printed and start >= since - 0.05):
+        ours = uid == os.getuid() and start >= since - 0.05
+        if held or (ours and nested) or (not _pids_wall() and pid in printed and start >= since - 0.05):
             found.append(pid)
     return found
 
 
+def _ancestors_cwds() -> list[Path]:
+    """The working folder of this process and of every ancestor: a worker that sees /proc/<pid>/cwd could write there."""
+    found, pid = [], os.getpid()
+    while pid > 1:
+        try:
+            found.append(Path(os.readlink(f"/proc/{pid}/cwd")))
+            with open(f"/proc/{pid}/stat") as f:
+                pid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError):
+            break
+    return found
+
+
 def _forged_paths(cwd: Path) -> set[Path]:
-    places = [cwd.parent, Path.home(), Path("/tmp"), Path("/var/tmp"), Path("/dev/shm")]
+    places = [cwd.parent, Path.home(), Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"), *_ancestors_cwds()]
     return {p / name for p in places for name in FORGED if (p / name).exists()}
 
 
@@ -186,7 +214,7 @@ def assert_normal(run: Run) -> None:
     assert grade.score == sum(o.points for o in grade.outcomes) or grade.score == 0
     assert len(run.report) <= 1 << 20
     limits = LIMITS["total_timeout"] + LIMITS["load_timeout"]
-    assert run.seconds <= limits + SLACK, f"took {run.seconds:.1f} s"
+    assert run.seconds <= (limits + SLACK) * load_factor(), f"took {run.seconds:.1f} s"
     assert run.leftovers == [], f"processes left alive: {run.leftovers}"
     if _walls()["mounts"] is None and _walls()["uid"] is None:  # without them a worker can write where its user can
         assert run.strays == [], f"files outside the worker's folder: {run.strays}"
@@ -276,7 +304,7 @@ def test_no_process_it_started_survives(graded, name, printed):
     run = graded(name)
     assert_normal(run)
     assert len(run.pids) >= printed  # the processes existed, and are gone (assert_normal)
-    assert all(_stat(pid) is None or _stat(pid)[0] == "Z" for pid in run.pids)
+    assert _gone(run.pids)
     if name == "fork_children.py":
         assert run.grade.score == run.grade.max_score  # its tensors are right: it earns them
     if name == "fork_bomb.py" and _walls()["uid"] is None:
@@ -381,9 +409,19 @@ def test_network_is_cut_off(small_rubric, tmp_path):
 SPY = '''
 import json, os, sys
 import colorsys, mpmath, sympy  # not imported by the fork server: read from disk, as the worker's uid
+
+
+def listing(d):
+    try:
+        return sorted(os.listdir(d))
+    except PermissionError:  # Landlock
+        return "denied"
+
+
 print("WALLS", json.dumps({"uid": os.getuid(), "cwd": os.getcwd(), "home": os.environ.get("HOME"),
       "env": sorted(os.environ), "fds": sorted(os.listdir("/proc/self/fd")), "tmp": os.listdir("/tmp"),
-      "covered": {d: sorted(os.listdir(d)) for d in COVER}, "hidden": {d: os.listdir(d) for d in HIDE}}), flush=True)
+      "covered": {d: listing(d) for d in COVER}, "hidden": {d: listing(d) for d in HIDE},
+      "pids": [p for p in os.listdir("/proc") if p.isdigit()], "pid": os.getpid()}), flush=True)
 
 
 def scaled_dot_product_attention(q, k, v, causal=True):
@@ -414,13 +452,16 @@ def test_worker_runs_under_its_own_uid_and_still_imports(tmp_path):
     assert walls_host.FIRST_UID <= seen["uid"] < walls_host.FIRST_UID + walls_host.SLOTS
     assert environment()[-1].startswith("its own uid per worker")
     assert seen["home"] == seen["cwd"]
-    assert set(seen["env"]) <= {"PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "HOME"}
-    assert len(seen["fds"]) <= 5  # 0, 1, 2, the socket, and the listing's own
+    assert set(seen["env"]) <= {"PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "HOME", "TMPDIR"}
+    if _pids_wall():  # its own PID namespace: it is PID 1 and sees no other process
+        assert seen["pid"] == 1 and seen["pids"] == ["1"]
+    assert len(seen["fds"]) <= 5 + _pids_wall()  # 0, 1, 2, the socket, the relay's (a PID namespace), the listing's
     if _walls()["mounts"] is None:
         exposed = {d: sorted(os.path.basename(p) for p in plan["expose"] if os.path.dirname(p) == d)
                    for d in plan["cover"]}
-        assert seen["covered"] == exposed
-        assert all(listing == [] for listing in seen["hidden"].values()) and plan["hide"]
+        denied = "denied" if _walls().get("landlock") is None else None  # Landlock: not even the empty cover
+        assert all(seen["covered"][d] in (exposed[d], denied) for d in exposed), seen["covered"]
+        assert all(listing in ([], denied) for listing in seen["hidden"].values()) and plan["hide"]
         # the private /tmp holds the worker's folder, and what Python needs from the real one (a clone under /tmp)
         needed = {os.path.basename(p) for p in plan["expose"] if os.path.dirname(p) == "/tmp"}
         assert set(seen["tmp"]) == {os.path.basename(seen["cwd"])} | needed
@@ -514,7 +555,7 @@ def test_the_meta_twin_gives_the_same_verdicts(twin_graded, graded, path):
     assert (device.status == "passed") == (path.name in ("correct_basic.py", "bug_dropout.py"))
     pids = [int(n) for n in re.findall(r"HOSTILE-PID (\d+)", there["output"])]
     assert len(pids) == (path.parent == HOSTILE)  # the call ran, in the twin, and the twin is gone
-    assert all(_stat(pid) is None or _stat(pid)[0] == "Z" for pid in pids)
+    assert _gone(pids)
 
 
 # -- fewer walls (a student's laptop): the same protocol --------------------------------------------------------
@@ -524,7 +565,8 @@ def test_without_privileged_walls_nothing_is_left_behind_either(small_rubric, tm
     orphans are killed instead, and the report says which walls were missing."""
     from grader.sandbox import confinement as walls_host
 
-    monkeypatch.setattr(walls_host, "walls", lambda: dict.fromkeys(("net", "mounts", "uid"), "not running as root"))
+    monkeypatch.setattr(walls_host, "walls", lambda: dict.fromkeys(walls_host.WALLS, "not running as root"))
+    monkeypatch.setenv(walls_host.WEAK_ENV, "1")
     run = _grade(HOSTILE / name, small_rubric, tmp_path / "cwd")
     if name != "exit_at_import.py":
         assert run.pids  # it did start processes, and they are gone:
@@ -537,3 +579,137 @@ def test_every_hostile_file_has_its_test():
     named = {r[0] for r in REASONS} | {r[0] for r in ON_META} | {t[0] for t in TAMPERING} | {p[0] for p in PROCESSES} | set(FLOODS)
     named |= {"import_reference_importlib.py", "reference_by_path.py", "nan_everywhere.py", "network.py"}
     assert named == {p.name for p in HOSTILE.glob("*.py")}
+    assert set(UNPRIVILEGED) <= named
+
+
+# -- a probe that fails: no student code runs without its walls ----------------------------------------------------
+def test_a_failed_probe_stops_grading_unless_weak_walls_are_chosen(tmp_path, monkeypatch, small_toml, capsys):
+    from grader.frontends import cli
+    from grader.sandbox import confinement as walls_host
+
+    marker = tmp_path / "ran"
+    sub = tmp_path / "spy.py"
+    sub.write_text(f"open({str(marker)!r}, 'w').write('ran')\n\ndef scaled_dot_product_attention(q, k, v, causal=True):\n"
+                   "    return q, q\n")
+    calls = []
+
+    def broken(args):
+        calls.append(1)
+        raise ValueError("a stray line on stdout")
+
+    monkeypatch.setattr(walls_host, "_probe_once", broken)
+    monkeypatch.delenv(walls_host.WEAK_ENV, raising=False)
+    walls_host.walls.cache_clear()
+    try:
+        assert cli.main(["check", str(sub), "--rubric", str(small_toml)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "could not go up" in err[0] and walls_host.WEAK_ENV in err[0], err
+        assert len(calls) == walls_host.PROBE_TRIES  # retried before giving up
+        assert not marker.exists()  # no student code ran
+        # chosen explicitly, grading goes on with the walls that did go up (here: none but the limits), and every
+        # report says so on its first line
+        walls_host.walls.cache_clear()
+        monkeypatch.setenv(walls_host.WEAK_ENV, "1")
+        assert cli.main(["check", str(sub), "--rubric", str(small_toml)]) == 1
+        assert capsys.readouterr().out.splitlines()[0].startswith("WEAK WALLS")
+        assert marker.exists()
+    finally:
+        walls_host.walls.cache_clear()
+
+
+# -- the same corpus as an unprivileged user ---------------------------------------------------------------------------
+USER = "attention-grader-test"
+AS_USER = Path(__file__).with_name("as_user.py")
+UNPRIVILEGED = ["reference_by_path.py", "import_reference_importlib.py", "forge_results.py", "forge_frames.py",
+                "forge_frames_on_meta.py", "tamper_grader.py", "network.py", "fork_children.py"]
+_REACH = '''
+import glob, os
+CLASS = {classmates!r}
+reached = []
+for path in glob.glob(CLASS + "/*.py"):
+    try:
+        reached.append(open(path).read()[:20])
+    except OSError:
+        pass
+for pid in [p for p in os.listdir("/proc") if p.isdigit() and p != str(os.getpid())]:
+    try:
+        open(f"/proc/{{pid}}/cwd/attention-grader-hostile-forged", "w").write("forged")
+        reached.append("cwd of " + pid)
+    except OSError:
+        pass
+print("REACHED", len(reached), reached[:3], flush=True)
+
+
+def scaled_dot_product_attention(q, k, v, causal=True):
+    return q, q
+'''
+_USER_SCRIPT = """
+import json, sys
+from grader.sandbox import spawn
+spawn.warm_up(meta=True)
+from grader.grading.engine import Grading
+from grader.grading.rubric import load
+rubric = load(sys.argv[1])
+for path in sys.argv[2:]:
+    grade = Grading(path, rubric).finish()
+    print(json.dumps({"score": grade.score, "failed": sorted(o.id for o in grade.outcomes if o.status == "failed"),
+                      "output": grade.output, "environment": grade.environment}), flush=True)
+"""
+
+
+@pytest.fixture(scope="session")
+def user_graded(small_rubric, small_toml):
+    """As an unprivileged user (created here): the samples where walls matter, and a file that reaches for its
+    classmates' files and for every other process's working folder."""
+    if os.geteuid() != 0:
+        pytest.skip("creating the unprivileged user needs root")
+    import shutil
+    import tempfile
+
+    from grader.sandbox.client import MAX_STRETCH
+
+    shared = Path(tempfile.mkdtemp(prefix="attention-grader-as-user-"))
+    try:
+        shared.chmod(0o755)
+        classmates = shared / "class"
+        classmates.mkdir()
+        (classmates / "alice.py").write_text("ALICE SECRET SOLUTION\n")
+        (shared / "rubric.toml").write_text(small_toml.read_text())
+        reach = shared / "reach.py"
+        reach.write_text(_REACH.format(classmates=str(classmates)))
+        subs = []
+        for name in UNPRIVILEGED:
+            (shared / name).write_text((HOSTILE / name).read_text())
+            subs.append(shared / name)
+        for p in shared.rglob("*"):
+            p.chmod(0o755 if p.is_dir() else 0o644)
+        env = {k: v for k, v in os.environ.items() if k not in ("ATTENTION_GRADER_ALLOW_WEAK_WALLS",)}
+        done = subprocess.run([sys.executable, str(AS_USER), USER, "--", sys.executable, "-c", _USER_SCRIPT,
+                               str(shared / "rubric.toml"), *map(str, subs + [reach])],
+                              capture_output=True, text=True, timeout=240 * MAX_STRETCH, cwd=shared, env=env)
+        assert done.returncode == 0, done.stderr[-3000:]
+        lines = done.stdout.splitlines()
+        assert len(lines) == len(subs) + 1, done.stdout[-2000:] + done.stderr[-2000:]
+        forged = _forged_paths(shared)
+        return {**{n: json.loads(line) for n, line in zip(UNPRIVILEGED, lines)}, "reach": json.loads(lines[-1]),
+                "forged": forged}
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
+
+
+@pytest.mark.parametrize("name", UNPRIVILEGED)
+def test_as_a_normal_user_every_sample_keeps_its_verdict(user_graded, graded, name):
+    here, there = graded(name).grade, user_graded[name]
+    assert (there["score"], there["failed"]) == (here.score, sorted(failed(here)))
+    assert "STOLEN" not in there["output"].replace("NOT STOLEN", "")
+    assert user_graded["forged"] == set()
+
+
+def test_as_a_normal_user_no_classmate_and_no_other_process_is_reached(user_graded):
+    reach = user_graded["reach"]
+    assert "REACHED 0 []" in reach["output"], reach["output"]
+    env = reach["environment"]
+    assert any(line.startswith("no network") for line in env)
+    assert any(line.startswith("a private file system view") for line in env)
+    assert any(line.startswith("its own PID namespace") for line in env)
+    assert any(line.startswith("Landlock") for line in env)

@@ -430,6 +430,5 @@ class _Server:
         except (OSError, ValueError):
             code = 1
         if code < 0:
-            signal.signal(-code, signal.SIG_DFL)
-            os.kill(os.getpid(), -code)
+            walls.end_by_signal(-code)
         os._exit(code)
