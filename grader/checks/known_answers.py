@@ -22,6 +22,7 @@ from pathlib import Path
 import torch
 from hypothesis import reject
 
+from grader.checks import reach
 from grader.checks.core import Ctx
 
 FILE = Path(__file__).with_name("known_answers.pt")
@@ -85,7 +86,8 @@ class Book:
     # -- diagnosis ---------------------------------------------------------------------------------------
     def record_variants(self, variants, candidates) -> None:
         self.probes = [(tuple(a), dict(kw)) for a, kw in variants.probes()]
-        for args, kw in self.probes:
+        lifted = [(reach.with_heads(a), kw) for a, kw in self.probes]  # probes for 4-D-only code (Grading._in_reach)
+        for args, kw in self.probes + lifted:
             for bugs in candidates:
                 self.plants[f"{key(args, kw)}|{','.join(sorted(bugs))}"] = _frozen(variants.plant(*args, **kw, bugs=bugs))
 

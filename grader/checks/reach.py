@@ -101,6 +101,11 @@ class Reach:
         return ""
 
 
+def with_heads(args: tuple) -> tuple:
+    """The inputs with a heads dim of 1 added to each tensor of q's rank: [B, T, H] -> [B, 1, T, H]."""
+    return tuple(a.unsqueeze(-3) if isinstance(a, torch.Tensor) and a.dim() == args[0].dim() else a for a in args)
+
+
 def named(forms) -> str:
     """'[B, heads, T, H] float32, float64; [B, T, H] float64 with Dv != Dk': forms grouped by layout, the value size
     said only where every form of the layout named has one of its own."""

@@ -19,6 +19,7 @@ import inspect
 import re
 import tempfile
 from importlib import resources
+from itertools import combinations, product
 from pathlib import Path
 
 from grader.frontends import wheel
@@ -124,6 +125,7 @@ def reference_submission(rubric, folder: Path) -> Path:
 def record(rubric, folder: Path):
     """The known answers: the rubric's visible checks run on the reference, every answer it gave kept."""
     from grader.checks import known_answers
+    from grader.checks.reach import Reach
     from grader.exercises import EXERCISES
     from grader.grading import diagnosis
     from grader.grading.engine import Grading
@@ -134,14 +136,37 @@ def record(rubric, folder: Path):
               for cid, spec in rubric.checks.items() if cid not in secret}
     visible = rubric.model_copy(update={"checks": checks})  # a hidden check's answers are its data: not recorded
     book = known_answers.Book(rubric=rubric.name)
-    grade = Grading(reference_submission(rubric, folder), visible, context=known_answers.recording(book)).finish()
+    path = reference_submission(rubric, folder)
+    grade = Grading(path, visible, context=known_answers.recording(book)).finish()
     failed = [o.id for o in grade.outcomes if o.status is not Status.PASSED]
     if failed:
         raise BuildError(f"rubric {rubric.name}: the reference does not pass {', '.join(failed)}, so their answers would be incomplete")
+    for works in limited_reaches(EXERCISES[rubric.exercise].forms()):  # code that handles only some forms draws those
+        grading = Grading(path, visible, context=known_answers.recording(book))
+        grading.reach = Reach(works=works)
+        grading.finish()
     variants = EXERCISES[rubric.exercise].variants
     if variants is not None:
         book.record_variants(variants, diagnosis.candidates(variants))
     return book
+
+
+def limited_reaches(forms: list) -> list[list]:
+    """The reaches of code that handles only some layouts, float32 only, or no value size of its own: each a list
+    of the forms that work, in the order tried (checks.reach)."""
+    import torch
+
+    def subsets(values, keep=None):
+        values = sorted(values, key=str)
+        return [set(c) for r in range(1, len(values) + 1) for c in combinations(values, r) if keep is None or keep in c]
+
+    found = []
+    for dims, dtypes, dvs in product(subsets({f.dims for f in forms}), subsets({f.dtype for f in forms}, torch.float32),
+                                     subsets({f.dv for f in forms}, False)):
+        works = [f for f in forms if f.dims in dims and f.dtype in dtypes and f.dv in dvs]
+        if works and works != forms and works not in found:
+            found.append(works)
+    return found
 
 
 def build(rubric, rubric_file: Path, out: Path) -> Path:

@@ -234,9 +234,7 @@ class Grading:
             found = []
             for args, kw in variants.probes():
                 n = args[0].dim() - 2
-                if n not in dims and n + 1 in dims:
-                    args = tuple(a.unsqueeze(-3) if isinstance(a, torch.Tensor) and a.dim() == n + 2 else a for a in args)
-                found.append((args, kw))
+                found.append((reaching.with_heads(args) if n not in dims and n + 1 in dims else args, kw))
             return found
 
         return replace(variants, probes=probes)
