@@ -193,30 +193,18 @@ def environment() -> list[str]:
     lines.append("run-time deadlines (the worker's own time, not time spent waiting for a CPU), address-space, "
                  "CPU-time and output limits")
     ns = "own user namespace" if not privileged() else "own namespace"
-    if up["mounts"] is None:
-        lines.append(f"a private file system view ({ns}: its own size-capped working folder and /tmp, the reference hidden)")
-    else:
-        lines.append(f"a private temporary working folder, but no private file system view ({up['mounts']})")
-    if up["net"] is None:
-        lines.append(f"no network (own network namespace{', in its ' + ns if not privileged() else ''})")
-    else:
-        lines.append(f"network NOT blocked ({up['net']})")
-    if up["pids"] is None:
-        lines.append("its own PID namespace and /proc: no other process is visible, and every process it starts dies with it")
-    else:
-        lines.append(f"other processes visible, no PID namespace ({up.get('pids')})")
-    if up["landlock"] is None:
-        lines.append("Landlock: it reads only Python's files and writes only its working folder")
-    else:
-        lines.append(f"no Landlock ({up['landlock']})")
-    if up["seccomp"] is None:
-        lines.append("seccomp: no ptrace, mounts, namespaces or new sessions")
-    else:
-        lines.append(f"no seccomp filter ({up['seccomp']})")
-    if up["uid"] is None:
-        lines.append("its own uid per worker, with a process cap; every process it starts is killed afterwards")
-    else:
-        lines.append(f"no uid of its own ({up['uid']}): leftover processes are killed by process tree")
+    said = {  # wall: (the line when it was up, the line when it was down, with why)
+        "mounts": (f"a private file system view ({ns}: its own size-capped working folder and /tmp, the reference hidden)",
+                   "a private temporary working folder, but no private file system view ({})"),
+        "net": (f"no network (own network namespace{', in its ' + ns if not privileged() else ''})", "network NOT blocked ({})"),
+        "pids": ("its own PID namespace and /proc: no other process is visible, and every process it starts dies with it",
+                 "other processes visible, no PID namespace ({})"),
+        "landlock": ("Landlock: it reads only Python's files and writes only its working folder", "no Landlock ({})"),
+        "seccomp": ("seccomp: no ptrace, mounts, namespaces or new sessions", "no seccomp filter ({})"),
+        "uid": ("its own uid per worker, with a process cap; every process it starts is killed afterwards",
+                "no uid of its own ({}): leftover processes are killed by process tree"),
+    }
+    lines += [good if up[wall] is None else bad.format(up[wall]) for wall, (good, bad) in said.items()]
     return lines
 
 
