@@ -18,6 +18,7 @@ import fcntl
 import functools
 import json
 import os
+import pkgutil
 import select
 import signal
 import stat
@@ -94,6 +95,16 @@ def _readable(roots: list[str], hidden: list[str]) -> list[str]:
     return sorted(set(out))
 
 
+def _secret_dirs() -> list[str]:
+    """Every package of the grader but the sandbox: the reference and rubrics, and the exercises too, whose
+    planted-bug variants with no bug planted are the reference."""
+    import grader
+
+    names = {m.name for m in pkgutil.iter_modules(grader.__path__) if m.ispkg} | {"reference", "rubrics"}
+    found = {_package_dir(f"grader.{n}") for n in sorted(names - {"sandbox"})}
+    return sorted(os.path.realpath(d) for d in found if d)
+
+
 @functools.cache
 def view_plan() -> dict:
     """What `walls.private_view` mounts and `walls.landlock` allows: computed here once, from stat alone."""
@@ -106,7 +117,7 @@ def view_plan() -> dict:
                 cover.append(found[0])
             if found[1] not in expose:
                 expose.append(found[1])
-    hide = [os.path.realpath(d) for d in (_package_dir("grader.reference"), _package_dir("grader.rubrics")) if d]
+    hide = _secret_dirs()
     system = [d for d in ("/usr", "/lib", "/lib64", "/etc", "/dev", "/proc", "/sys") if os.path.isdir(d)]
     read = _readable(sorted(set(_python_paths() + system)), hide)
     return {"cover": cover, "expose": expose, "scratch": scratch, "hide": hide, "scratch_mb": SCRATCH_MB, "read": read}

@@ -359,9 +359,10 @@ def test_importing_the_reference_zeroes_the_score(graded, path):
     assert run.grade.score == 0
 
 
-def test_reference_files_are_hidden_from_workers(graded):
+@pytest.mark.parametrize("name", ["reference_by_path.py", "planted_by_path.py"])
+def test_the_graders_files_are_hidden_from_workers(graded, name):
     _require("mounts")
-    run, zeros = graded("reference_by_path.py"), graded(CH5_DIR / "vacuous_zeros.py")
+    run, zeros = graded(name), graded(CH5_DIR / "vacuous_zeros.py")
     assert_normal(run)
     assert "NOT STOLEN" in run.grade.output
     assert run.grade.score == zeros.grade.score
@@ -577,7 +578,8 @@ def test_without_privileged_walls_nothing_is_left_behind_either(small_rubric, tm
 
 def test_every_hostile_file_has_its_test():
     named = {r[0] for r in REASONS} | {r[0] for r in ON_META} | {t[0] for t in TAMPERING} | {p[0] for p in PROCESSES} | set(FLOODS)
-    named |= {"import_reference_importlib.py", "reference_by_path.py", "nan_everywhere.py", "network.py"}
+    named |= {"import_reference_importlib.py", "reference_by_path.py", "planted_by_path.py", "nan_everywhere.py",
+              "network.py"}
     assert named == {p.name for p in HOSTILE.glob("*.py")}
     assert set(UNPRIVILEGED) <= named
 
@@ -620,8 +622,8 @@ def test_a_failed_probe_stops_grading_unless_weak_walls_are_chosen(tmp_path, mon
 # -- the same corpus as an unprivileged user ---------------------------------------------------------------------------
 USER = "attention-grader-test"
 AS_USER = Path(__file__).with_name("as_user.py")
-UNPRIVILEGED = ["reference_by_path.py", "import_reference_importlib.py", "forge_results.py", "forge_frames.py",
-                "forge_frames_on_meta.py", "tamper_grader.py", "network.py", "fork_children.py"]
+UNPRIVILEGED = ["reference_by_path.py", "planted_by_path.py", "import_reference_importlib.py", "forge_results.py",
+                "forge_frames.py", "forge_frames_on_meta.py", "tamper_grader.py", "network.py", "fork_children.py"]
 _REACH = '''
 import glob, os
 CLASS = {classmates!r}

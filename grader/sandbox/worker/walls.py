@@ -71,8 +71,9 @@ def private_view(view: dict, workdir: str, uid: int | None) -> None:
     `view` (from walls_host.view_plan): `cover` dirs that other users cannot traverse (e.g. /root, mode 700,
     holding pyenv's Python) become empty tmpfs with only the `expose` paths bound back at the same place;
     `scratch` (/tmp, /var/tmp, /dev/shm) becomes one private size-capped tmpfs, so a worker's files vanish with
-    it; `hide` (the reference) becomes an empty read-only tmpfs. The working folder is a fresh tmpfs too, with
-    the submission's copied folder (`src`) bound back; output goes through descriptors opened before this.
+    it; `hide` (every grader package but the sandbox: the reference, the rubrics, the planted bugs) becomes an
+    empty read-only tmpfs. The working folder is a fresh tmpfs too, with the submission's copied folder (`src`)
+    bound back; output goes through descriptors opened before this.
     """
     _unshare(CLONE_NEWNS, "CLONE_NEWNS")
     _mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing mounted here leaks to the host
