@@ -107,6 +107,7 @@ class Ctx:
     _proved: int = field(default=0, repr=False)
     _memo: list | None = field(default=None, repr=False)  # [(call, answer)] of a replay, then served to hypothesis
     _serving: bool = field(default=False, repr=False)
+    phases = (Phase.explicit, Phase.generate, Phase.shrink)  # a class attribute, not a field
 
     # -- running properties ----------------------------------------------------------------------------------
     def prove(self, strategy, prop, max_examples: int | None = None) -> None:
@@ -136,7 +137,7 @@ class Ctx:
             derandomize=True,
             database=None,
             deadline=None,
-            phases=(Phase.explicit, Phase.generate, Phase.shrink),
+            phases=self.phases,
             suppress_health_check=list(HealthCheck),
             report_multiple_bugs=False,
             print_blob=False,

@@ -8,8 +8,10 @@ answers those from the book (`Replaying`). What only shrinking draws (a smaller 
 draw is rejected, so the shrunk counterexample stays one the book knows. A check that passed but met a draw
 without an answer cannot give a verdict here: it is "graded after submission", like a hidden check.
 
-The book is a `known_answers.pt` file beside this module, present only in a student build, loaded with
-`torch.load(weights_only=True)` (tensors, tuples and strings: nothing is unpickled as code).
+The book also carries the example plan the answers were recorded on (grading.plan), so a student build replays
+it as the teacher's grader does, and runs hypothesis only where a check fails. It is a `known_answers.pt` file
+beside this module, present only in a student build, loaded with `torch.load(weights_only=True)` (tensors,
+tuples and strings: nothing is unpickled as code).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import hashlib
 from pathlib import Path
 
 import torch
-from hypothesis import reject
+from hypothesis import Phase, reject
 
 from grader.checks import reach
 from grader.checks.core import Ctx
@@ -75,6 +77,7 @@ class Book:
     grads: dict = dataclasses.field(default_factory=dict)  # key -> (grad of out, grads of the inputs that need one)
     probes: list = dataclasses.field(default_factory=list)  # diagnosis: the probes' (args, kw)
     plants: dict = dataclasses.field(default_factory=dict)  # "key|bug,bug" -> (out, weights) of that variant
+    plan: dict = dataclasses.field(default_factory=dict)  # the visible checks' example plan (grading.plan): inputs only
 
     def save(self, path: Path) -> None:
         torch.save(dataclasses.asdict(self), path)
@@ -84,9 +87,11 @@ class Book:
         return cls(**torch.load(path, weights_only=True))
 
     # -- diagnosis ---------------------------------------------------------------------------------------
-    def record_variants(self, variants, candidates) -> None:
+    def record_variants(self, variants, candidates, dims: set[int]) -> None:
+        """dims: the exercise's layouts (Form.dims); a probe is also recorded with a heads dim where one of them
+        has it, as Grading._in_reach gives it to code that handles only that layout."""
         self.probes = [(tuple(a), dict(kw)) for a, kw in variants.probes()]
-        lifted = [(reach.with_heads(a), kw) for a, kw in self.probes]  # probes for 4-D-only code (Grading._in_reach)
+        lifted = [(reach.with_heads(a), kw) for a, kw in self.probes if a[0].dim() - 1 in dims]
         for args, kw in self.probes + lifted:
             for bugs in candidates:
                 self.plants[f"{key(args, kw)}|{','.join(sorted(bugs))}"] = _frozen(variants.plant(*args, **kw, bugs=bugs))
@@ -156,9 +161,18 @@ class Replaying(Ctx):
     book: Book = None
     proving: bool = False
     misses: int = 0
+    consulted: bool = False  # the plan's replay asked the reference
+
+    @property
+    def phases(self):
+        """No shrinking for a check whose replay asked the reference: the book knows only the inputs the reference
+        met, a shrunk input is almost never one of them, and shrinking spent seconds on rejected draws to end near
+        where it began. Its case is the first failing one drawn (a known answer: its heatmap has the reference's
+        weights); the verdict is the same. A check that needs no reference shrinks as in the teacher's grader."""
+        return (Phase.explicit, Phase.generate) if self.consulted else super().phases
 
     def prove(self, strategy, prop, max_examples: int | None = None) -> None:
-        self.proving, self.misses = True, 0
+        self.proving, self.misses, self.consulted = True, 0, False
         try:
             super().prove(strategy, prop, max_examples)  # a Failed on a known answer is a verdict: it propagates
         finally:
@@ -177,6 +191,7 @@ class Replaying(Ctx):
         raise GradedLater(f"{LATER}: this build holds no known answer for these inputs")
 
     def reference(self, *args, **kw) -> tuple:
+        self.consulted = True
         k = key(args, {**self.exercise.fixed_options(*args), **kw})
         parts = self.book.answers.get(k)
         if parts is None:

@@ -137,7 +137,9 @@ def record(rubric, folder: Path):
     visible = rubric.model_copy(update={"checks": checks})  # a hidden check's answers are its data: not recorded
     book = known_answers.Book(rubric=rubric.name)
     path = reference_submission(rubric, folder)
-    grade = Grading(path, visible, context=known_answers.recording(book)).finish()
+    grading = Grading(path, visible, context=known_answers.recording(book))
+    grade = grading.finish()
+    book.plan = grading.plan  # what the answers were recorded on: the build replays it (engine.Grading.plan)
     failed = [o.id for o in grade.outcomes if o.status is not Status.PASSED]
     if failed:
         raise BuildError(f"rubric {rubric.name}: the reference does not pass {', '.join(failed)}, so their answers would be incomplete")
@@ -145,9 +147,9 @@ def record(rubric, folder: Path):
         grading = Grading(path, visible, context=known_answers.recording(book))
         grading.reach = Reach(works=works)
         grading.finish()
-    variants = EXERCISES[rubric.exercise].variants
-    if variants is not None:
-        book.record_variants(variants, diagnosis.candidates(variants))
+    exercise = EXERCISES[rubric.exercise]
+    if exercise.variants is not None:
+        book.record_variants(exercise.variants, diagnosis.candidates(exercise.variants), {f.dims for f in exercise.forms()})
     return book
 
 

@@ -1,11 +1,12 @@
 """`attention-grader bundle student`: a wheel of the self-check without the solution. Installed with pip into a
-fresh venv, it holds no reference, no planted bug and no hidden check's code; it gives every sample of the rubric's
-folder the teacher's verdict on every check, the hidden one shown as "graded after submission"; it names the same
-likely mistakes."""
+fresh venv, it holds no reference, no planted bug and no hidden check's code, and gives samples of every kind the
+teacher's verdict on every check (the hidden one shown as "graded after submission") and the same likely mistakes.
+Graded from its book as a build grades, every sample of every bundled rubric gets the teacher's verdicts."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -14,8 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CH5_DIR, ROOT
+from conftest import CH5_DIR, ROOT, SUBMISSIONS
 
+from grader.checks import known_answers
+from grader.exercises import EXERCISES
 from grader.frontends import student_build
 from grader.frontends.grade import submissions
 from grader.grading.rubric import load
@@ -92,24 +95,59 @@ def test_a_student_checks_a_file_with_the_build_alone(student, tmp_path):
     assert (tmp_path / "fb" / "feedback.html").is_file()
 
 
-def test_every_verdict_of_every_sample_is_the_teachers(student, grade_of, tmp_path):
+# Through the installed wheel: a sample of each kind. Every visible check's source must have survived the cut
+# byte for byte, or hypothesis would draw inputs the book has no answer for and a correct file would not pass.
+# Every sample of every rubric is compared below, in this process, graded from a book as the build grades.
+THROUGH_THE_WHEEL = ["correct_basic.py", "correct_folder", "correct_notebook.ipynb", "public_annotated_transformer.py",
+                     "limited_nanogpt.py", "vacuous_zeros.py", "bug_zero_fill.py", "bug_no_scaling.py", "bug_dropout.py",
+                     "bug_T_from_dim1.py"]
+
+
+def test_the_wheel_gives_the_teachers_verdicts(student, grade_of, tmp_path):
+    class_folder = tmp_path / "class"
+    class_folder.mkdir()
+    for name in THROUGH_THE_WHEEL:
+        (shutil.copytree if (CH5_DIR / name).is_dir() else shutil.copy)(CH5_DIR / name, class_folder / name)
     out = tmp_path / "grades"
-    done = in_student(student, "grade", CH5_DIR, "--out", out, "--workers", "2", cwd=tmp_path)
+    done = in_student(student, "grade", class_folder, "--out", out, "--workers", "2", cwd=tmp_path)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     differ = {}
-    samples = submissions([str(CH5_DIR)], out)
-    assert len(samples) > 40
-    for name, path in samples.items():
-        teacher = grade_of(path, "chapter5")  # a check's verdict does not depend on its visibility (and the
-        # verdict matrix has graded these already in a whole run)
-        results = json.loads((out / name / "results.json").read_text())
-        got = {t["extra_data"]["check_id"]: (t["extra_data"]["outcome"], t["score"]) for t in results["tests"]}
-        want = {o.id: (str(o.status), o.points) for o in teacher.outcomes}
+    for name in THROUGH_THE_WHEEL:
+        teacher = grade_of(CH5_DIR / name, "chapter5")  # a check's verdict does not depend on its visibility
+        (got, mistakes), (want, named) = verdicts(json.loads((out / name / "results.json").read_text())), verdicts(teacher)
         if want[HIDDEN][0] != "skipped":  # a prerequisite that failed skips it in both
             want[HIDDEN] = ("graded after submission", 0)
-        mistakes = [line for line in results["output"].splitlines() if line.startswith("Likely mistake: ")]
-        if got != want or mistakes != [f"Likely mistake: {m}" for m in teacher.mistakes()]:
+        if got != want or mistakes != named:
             differ[name] = {c: (want.get(c), got.get(c)) for c in want if want.get(c) != got.get(c)} or mistakes
+    assert differ == {}
+
+
+def verdicts(results_or_grade) -> tuple[dict, list[str]]:
+    """check id -> (outcome, points), and the likely mistakes, of a Grade or of its results.json."""
+    if isinstance(results_or_grade, dict):
+        got = {t["extra_data"]["check_id"]: (t["extra_data"]["outcome"], t["score"]) for t in results_or_grade["tests"]}
+        return got, [line.removeprefix("Likely mistake: ") for line in results_or_grade["output"].splitlines()
+                     if line.startswith("Likely mistake: ")]
+    return {o.id: (str(o.status), o.points) for o in results_or_grade.outcomes}, results_or_grade.mistakes()
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in (ROOT / "rubrics").glob("*.toml")))
+def test_every_rubrics_known_answers_give_the_teachers_verdicts(name, grade_of, tmp_path, monkeypatch):
+    """Every sample of every bundled rubric, graded the way its student build grades: from the book its build
+    records, with no reference and no planted bug (what the wheel cuts out is the tests' business above)."""
+    from grader.grading.engine import Grading
+
+    rubric = load(name)
+    samples = submissions([str(SUBMISSIONS / name)], tmp_path)
+    teacher = {n: verdicts(grade_of(path, name)) for n, path in samples.items()}
+    book = student_build.record(rubric, tmp_path)
+    assert book.plan and book.answers and (book.plants or EXERCISES[rubric.exercise].variants is None)
+    monkeypatch.setattr(known_answers, "book", lambda: book)
+    differ = {}
+    for n, path in samples.items():
+        got, want = verdicts(Grading(path, rubric).finish()), teacher[n]
+        if got != want:
+            differ[n] = {c: (want[0].get(c), got[0].get(c)) for c in want[0] if want[0].get(c) != got[0].get(c)} or got[1]
     assert differ == {}
 
 
