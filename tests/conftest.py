@@ -1,13 +1,23 @@
 from __future__ import annotations
 
+import atexit
+import fcntl
+import hashlib
 import os
+import pickle
+import shutil
 import tempfile
 from pathlib import Path
 
 import pytest
 
-# Example plans are recorded once per test session, for this process and every command it starts.
-os.environ.setdefault("ATTENTION_GRADER_CACHE", tempfile.mkdtemp(prefix="attention-grader-plans-"))
+# Set once by the first pytest process (pytest-xdist's workers inherit them): example plans are recorded once per
+# test session, for every process and every command it starts, and each sample is graded once (grade_of).
+for _name, _prefix in (("ATTENTION_GRADER_CACHE", "attention-grader-plans-"),
+                       ("ATTENTION_GRADER_TEST_GRADES", "attention-grader-test-grades-")):
+    if _name not in os.environ:
+        os.environ[_name] = tempfile.mkdtemp(prefix=_prefix)
+        atexit.register(shutil.rmtree, os.environ[_name], ignore_errors=True)
 
 ROOT = Path(__file__).resolve().parents[1]
 SUBMISSIONS = ROOT / "submissions"
@@ -27,10 +37,19 @@ def grade_of():
     spawn.warm_up(meta=True)  # hundreds of workers: each inherits the meta kernels instead of importing them
 
     def grade(path, rubric_name: str = "chapter5", planned: bool = True, **kw):
-        """kw: how the code is read (defs_only, notebook_mode); planned=False: hypothesis for every check."""
+        """kw: how the code is read (defs_only, notebook_mode); planned=False: hypothesis for every check. The
+        pytest processes of one run share the grades through files: the first to ask grades, the others wait."""
         key = (str(path), rubric_name, planned, tuple(sorted(kw.items())))
         if key not in _grades:
-            _grades[key] = Grading(path, rubric.load(rubric_name), reading=Reading(**kw), planned=planned).finish()
+            stored = Path(os.environ["ATTENTION_GRADER_TEST_GRADES"]) / hashlib.sha256(repr(key).encode()).hexdigest()
+            with open(stored.with_suffix(".lock"), "a") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                if stored.is_file():
+                    _grades[key] = pickle.loads(stored.read_bytes())
+                else:
+                    _grades[key] = Grading(path, rubric.load(rubric_name), reading=Reading(**kw), planned=planned).finish()
+                    stored.with_suffix(".tmp").write_bytes(pickle.dumps(_grades[key]))
+                    stored.with_suffix(".tmp").replace(stored)
         return _grades[key]
 
     return grade

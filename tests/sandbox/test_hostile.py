@@ -100,10 +100,34 @@ def _gone(pids: list[int]) -> bool:
     return _pids_wall() or all(_stat(pid) is None or _stat(pid)[0] == "Z" for pid in pids)
 
 
+def _parent(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _other_test_processes(pids: list[int]) -> set[int]:
+    """pytest-xdist's other workers (this one's siblings): what they start grades someone else's file."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return set()
+    return {p for p in pids if _parent(p) == os.getppid() and p != os.getpid()}
+
+
+def _descends_from(pid: int, ancestors: set[int]) -> bool:
+    while pid > 1:
+        if pid in ancestors:
+            return True
+        pid = _parent(pid)
+    return False
+
+
 def _leftovers(slots: list[list], printed: list[int], since: float) -> list[int]:
     """Live processes the submission started: those it printed (if started since `since`), and any that ran under a
     worker uid while this grading held it (a uid is one worker's alone between acquire and release)."""
     pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    others = _other_test_processes(pids)
     found = []
     for pid in pids:
         st = _stat(pid)
@@ -111,7 +135,7 @@ def _leftovers(slots: list[list], printed: list[int], since: float) -> list[int]
             continue
         _, uid, start, nested = st
         held = any(uid == u and t0 - 0.05 <= start <= t1 for u, t0, t1 in slots if u is not None)
-        ours = uid == os.getuid() and start >= since - 0.05
+        ours = uid == os.getuid() and start >= since - 0.05 and not (others and _descends_from(pid, others))
         if held or (ours and nested) or (not _pids_wall() and pid in printed and start >= since - 0.05):
             found.append(pid)
     return found
@@ -123,10 +147,9 @@ def _ancestors_cwds() -> list[Path]:
     while pid > 1:
         try:
             found.append(Path(os.readlink(f"/proc/{pid}/cwd")))
-            with open(f"/proc/{pid}/stat") as f:
-                pid = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError):
+        except OSError:
             break
+        pid = _parent(pid)
     return found
 
 
