@@ -143,13 +143,14 @@ def record(rubric, folder: Path):
     failed = [o.id for o in grade.outcomes if o.status is not Status.PASSED]
     if failed:
         raise BuildError(f"rubric {rubric.name}: the reference does not pass {', '.join(failed)}, so their answers would be incomplete")
-    for works in limited_reaches(EXERCISES[rubric.exercise].forms()):  # code that handles only some forms draws those
+    exercise = EXERCISES[rubric.exercise]
+    forms = exercise.forms()
+    for works in limited_reaches(forms):  # code that handles only some forms draws those
         grading = Grading(path, visible, context=known_answers.recording(book))
         grading.reach = Reach(works=works)
         grading.finish()
-    exercise = EXERCISES[rubric.exercise]
     if exercise.variants is not None:
-        book.record_variants(exercise.variants, diagnosis.candidates(exercise.variants), {f.dims for f in exercise.forms()})
+        book.record_variants(exercise.variants, diagnosis.candidates(exercise.variants), {f.dims for f in forms})
     return book
 
 
