@@ -23,7 +23,7 @@ from grader.sandbox.limits import Limits
 from grader.submission.source import Source, place
 
 _FLOATS = {"float16", "bfloat16", "float32", "float64"}
-MAX_STRETCH = 3.0  # a deadline in the worker's own time ends within this many times its length in wall time
+MAX_STRETCH = 8.0  # a deadline in the worker's own time ends within this many times its length in wall time
 READY_TIMEOUT = 30.0  # the worker imports torch's meta kernels: the grader's time, not the student's
 
 
@@ -56,69 +56,76 @@ def _exit_reason(code: int | None) -> str:
 _live: set[int] = set()  # this process's running workers; any other child of the fork server is an orphan
 
 
-def _schedstat(pid: int) -> tuple[int, int] | None:
-    """(ns on a CPU, ns waiting for one) of a process, from /proc/PID/schedstat."""
-    try:
-        with open(f"/proc/{pid}/schedstat") as f:
-            ran, waited = f.read().split()[:2]
-        return int(ran), int(waited)
-    except (OSError, ValueError):
-        return None
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _tree(root: int) -> tuple[dict[int, tuple[int, int]], float]:
+    """The tasks of `root` and all its descendants: {thread id: (ns on a CPU, ns waiting for one)}, and the CPU
+    seconds the tree has used in all, those of exited threads and of reaped children included (/proc/PID/stat)."""
+    tasks: dict[int, tuple[int, int]] = {}
+    cpu, todo, seen = 0.0, [root], 0
+    while todo and seen < 4 * 256:  # the worker's processes are capped: this bounds a tree read mid-fork
+        pid = todo.pop()
+        seen += 1
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                times = f.read().rsplit(")", 1)[1].split()[11:15]  # utime stime cutime cstime
+            cpu += sum(map(int, times)) / _TICK
+            tids = os.listdir(f"/proc/{pid}/task")
+        except (OSError, ValueError, IndexError):
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                    ran, waited = f.read().split()[:2]
+                tasks[int(tid)] = (int(ran), int(waited))
+                with open(f"/proc/{pid}/task/{tid}/children") as f:
+                    todo += map(int, f.read().split())
+            except (OSError, ValueError):
+                pass
+    return tasks, cpu
 
 
 class RunClock:
-    """A deadline in the worker's own time: wall time minus the time its processes spent waiting for a CPU, so
-    that a loaded machine does not fail calls (time asleep, in C or not, still counts). The processes are the
-    worker's first one and, with a PID namespace (`relay`), its child there, PID 1 (found through
-    /proc/PID/task/PID/children, while the first one lives and so the pid is its)."""
+    """A deadline in the worker's own time: wall time less the longest time one of its tasks (threads of its
+    processes, the meta twin's included) spent waiting for a CPU that the rest of its own tree did not use. A
+    loaded machine does not fail calls; a worker's own processes and threads (a fork bomb) make it wait on its own
+    time. What escapes the count (a child reaped unseen) is bounded by MAX_STRETCH."""
 
-    def __init__(self, pid: int, pidfd: int | None, budget: float, relay: bool):
-        self.pid, self.budget, self.relay = pid, budget, relay
+    def __init__(self, pid: int, pidfd: int | None, budget: float):
+        self.pid, self.budget = pid, budget
         self.pidfd = os.dup(pidfd) if pidfd is not None else None  # its own: the worker may be closed meanwhile
         self.start = time.monotonic()
-        self.pids: dict[int, int] = {}  # pid -> its wait when first seen
-        self.last: dict[int, int] = {}
-        self._look()
+        self.last: tuple[dict[int, tuple[int, int]], float] = ({}, 0.0)
+        self.first = self.last = self._look()
 
-    def _alive(self) -> bool:
-        return self.pidfd is not None and not select.select([self.pidfd], [], [], 0)[0]
-
-    def _look(self) -> None:
-        if not self._alive():
-            return
-        found = [self.pid]
-        if self.relay:  # without one, its children are the submission's: their waits are its own doing
-            try:
-                with open(f"/proc/{self.pid}/task/{self.pid}/children") as f:
-                    found += [int(c) for c in f.read().split()[:1]]
-            except (OSError, ValueError):
-                pass
-        if not self._alive():
-            return
-        for pid in found:
-            if pid not in self.pids and (st := _schedstat(pid)):
-                self.pids[pid] = st[1]
-                self.last[pid] = st[1]
-
-    def waited(self) -> float:
-        if self._alive():
-            if self.relay and len(self.pids) < 2:
-                self._look()
-            for pid in list(self.pids):
-                if (st := _schedstat(pid)) is not None:
-                    self.last[pid] = st[1]
-        return sum(self.last[p] - self.pids[p] for p in self.pids) / 1e9 if self.pids else 0.0
+    def _look(self) -> tuple[dict[int, tuple[int, int]], float]:
+        if self.pidfd is None or select.select([self.pidfd], [], [], 0)[0]:
+            return self.last  # it is gone: its pid may be another process's now
+        tree = _tree(self.pid)
+        return tree if not select.select([self.pidfd], [], [], 0)[0] else self.last
 
     def used(self) -> float:
         elapsed = time.monotonic() - self.start
-        # its own processes make it wait too (a fork bomb): at most this much stretch is the machine's fault
-        return max(elapsed - self.waited(), elapsed / MAX_STRETCH)
+        (before, cpu0), (now, cpu) = self.first, self.last
+        spent = cpu - cpu0
+        credit = 0.0
+        for tid, (ran, waited) in now.items():
+            ran0, waited0 = before.get(tid, (0, 0))
+            ran_s, waited_s = (ran - ran0) / 1e9, (waited - waited0) / 1e9
+            credit = max(credit, waited_s - max(0.0, spent - ran_s))
+        return max(elapsed - credit, elapsed / MAX_STRETCH)
 
     def left(self) -> float:
+        elapsed = time.monotonic() - self.start
+        if elapsed < self.budget:  # the time used is at most the time elapsed: no need to look yet
+            return self.budget - elapsed
+        self.last = self._look()
         return self.budget - self.used()
 
     def close(self) -> float:
         """The time used, once the worker's answer is in (or it is gone)."""
+        self.last = self._look()
         used = self.used()
         if self.pidfd is not None:
             os.close(self.pidfd)
@@ -246,7 +253,7 @@ class Subject:
         if left <= 0:
             raise WorkerLost(f"the submission used up its total time limit of {self.limits.total_timeout:g} s")
         budget = min(timeout, left)
-        clock = RunClock(self._proc.pid, self._pidfd, budget, self._pids_wall)
+        clock = RunClock(self._proc.pid, self._pidfd, budget)
         try:
             wire.send(self._sock, header, payload)
             reply, data = wire.recv(self._sock, clock.left)
