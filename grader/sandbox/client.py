@@ -24,6 +24,7 @@ from grader.submission.source import Source, place
 
 _FLOATS = {"float16", "bfloat16", "float32", "float64"}
 MAX_STRETCH = 8.0  # a deadline in the worker's own time ends within this many times its length in wall time
+REUSE = 0.02  # seconds: a call's clock starts from the last one's end, if that recent (a few ms of waits at most)
 READY_TIMEOUT = 30.0  # the worker imports torch's meta kernels: the grader's time, not the student's
 
 
@@ -59,6 +60,14 @@ _live: set[int] = set()  # this process's running workers; any other child of th
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
+def _read(path: str) -> bytes:
+    fd = os.open(path, os.O_RDONLY)  # not open(): read for every call, and a file object costs several times more
+    try:
+        return os.read(fd, 4096)
+    finally:
+        os.close(fd)
+
+
 def _tree(root: int) -> tuple[dict[int, tuple[int, int]], float]:
     """The tasks of `root` and all its descendants: {thread id: (ns on a CPU, ns waiting for one)}, and the CPU
     seconds the tree has used in all, those of exited threads and of reaped children included (/proc/PID/stat)."""
@@ -68,19 +77,16 @@ def _tree(root: int) -> tuple[dict[int, tuple[int, int]], float]:
         pid = todo.pop()
         seen += 1
         try:
-            with open(f"/proc/{pid}/stat") as f:
-                times = f.read().rsplit(")", 1)[1].split()[11:15]  # utime stime cutime cstime
+            times = _read(f"/proc/{pid}/stat").rsplit(b")", 1)[1].split()[11:15]  # utime stime cutime cstime
             cpu += sum(map(int, times)) / _TICK
             tids = os.listdir(f"/proc/{pid}/task")
         except (OSError, ValueError, IndexError):
             continue
         for tid in tids:
             try:
-                with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                    ran, waited = f.read().split()[:2]
+                ran, waited = _read(f"/proc/{pid}/task/{tid}/schedstat").split()[:2]
                 tasks[int(tid)] = (int(ran), int(waited))
-                with open(f"/proc/{pid}/task/{tid}/children") as f:
-                    todo += map(int, f.read().split())
+                todo += map(int, _read(f"/proc/{pid}/task/{tid}/children").split())
             except (OSError, ValueError):
                 pass
     return tasks, cpu
@@ -92,12 +98,15 @@ class RunClock:
     loaded machine does not fail calls; a worker's own processes and threads (a fork bomb) make it wait on its own
     time. What escapes the count (a child reaped unseen) is bounded by MAX_STRETCH."""
 
-    def __init__(self, pid: int, pidfd: int | None, budget: float):
+    def __init__(self, pid: int, pidfd: int | None, budget: float, since: tuple[float, tuple] | None = None):
+        """since: (when, what) the previous call's clock last saw of this worker, which has been idle since."""
         self.pid, self.budget = pid, budget
         self.pidfd = os.dup(pidfd) if pidfd is not None else None  # its own: the worker may be closed meanwhile
         self.start = time.monotonic()
         self.last: tuple[dict[int, tuple[int, int]], float] = ({}, 0.0)
-        self.first = self.last = self._look()
+        recent = since is not None and self.start - since[0] < REUSE  # a look costs as much as a small call
+        self.first = self.last = since[1] if recent else self._look()
+        self.seen = (self.start, self.first)
 
     def _look(self) -> tuple[dict[int, tuple[int, int]], float]:
         if self.pidfd is None or select.select([self.pidfd], [], [], 0)[0]:
@@ -126,6 +135,7 @@ class RunClock:
     def close(self) -> float:
         """The time used, once the worker's answer is in (or it is gone)."""
         self.last = self._look()
+        self.seen = (time.monotonic(), self.last)
         used = self.used()
         if self.pidfd is not None:
             os.close(self.pidfd)
@@ -154,6 +164,7 @@ class Subject:
     _meta_ready: bool = False
     _printed: str = ""  # what closed workers printed
     _calls: int = 0
+    _seen: tuple | None = None  # the last call's clock's last look at this worker
 
     # -- lifecycle -------------------------------------------------------------------------------------------
     def _start(self) -> None:
@@ -214,6 +225,7 @@ class Subject:
 
     def close(self) -> None:
         self._meta_ready = False
+        self._seen = None
         if self._proc is not None:
             _live.discard(self._proc.pid)
             confinement.kill(self._pidfd, self._proc.pid, self._slot, spawn.server_pid(), frozenset(_live),
@@ -253,7 +265,7 @@ class Subject:
         if left <= 0:
             raise WorkerLost(f"the submission used up its total time limit of {self.limits.total_timeout:g} s")
         budget = min(timeout, left)
-        clock = RunClock(self._proc.pid, self._pidfd, budget)
+        clock = RunClock(self._proc.pid, self._pidfd, budget, self._seen)
         try:
             wire.send(self._sock, header, payload)
             reply, data = wire.recv(self._sock, clock.left)
@@ -273,6 +285,7 @@ class Subject:
             raise WorkerLost(f"the worker broke the protocol while {what}: {e}") from None
         finally:
             self.spent += clock.close()
+            self._seen = clock.seen if self._proc is not None else None
         blocked = reply.get("blocked")
         if isinstance(blocked, list):
             self.blocked.update(str(b)[:100] for b in blocked[:5])

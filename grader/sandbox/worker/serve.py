@@ -258,7 +258,10 @@ class _DeviceTrace(TorchDispatchMode):
 def _call(fn, parts: list[dict], req: dict, payload: bytes) -> tuple[dict, bytes]:
     device = req.get("device", "cpu")
     seed = req.get("seed", 0)
-    torch.manual_seed(seed)
+    if torch.cuda.is_available() or torch.backends.mps.is_available():
+        torch.manual_seed(seed)
+    else:  # the same seed: torch.manual_seed would also format a stack for CUDA's lazy seeding, each call
+        torch.default_generator.manual_seed(seed)
     random.seed(seed)
     tensors = wire.unpack(req["tensors"], payload)
     grad = req.get("grad", False)
