@@ -7,6 +7,7 @@ import os
 import pickle
 import shutil
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,21 @@ def grade_of():
         return _grades[key]
 
     return grade
+
+
+@contextmanager
+def built_once(name: str):
+    """(folder, fresh): a folder that the first pytest process of the run to get here builds, inside the block
+    when `fresh`, and the others then use as it was left (so only what tests do not change belongs there)."""
+    folder = Path(os.environ["ATTENTION_GRADER_TEST_GRADES"]) / name
+    with open(folder.with_suffix(".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        fresh = not (folder / ".built").exists()
+        if fresh:  # nothing, or what a build that failed left
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+        yield folder, fresh
+        (folder / ".built").touch()
 
 
 def load_factor() -> float:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CH5_DIR, ROOT, SUBMISSIONS
+from conftest import CH5_DIR, ROOT, SUBMISSIONS, built_once
 
 from grader.checks import known_answers
 from grader.exercises import EXERCISES
@@ -38,10 +38,17 @@ def course(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def student(tmp_path_factory, course) -> Path:
+def student(course) -> Path:
     """A fresh venv with the student wheel pip-installed (--no-deps: torch and the rest come from this venv's
-    site-packages through a .pth line after its own, so the grader it imports is the student build's)."""
-    tmp = tmp_path_factory.mktemp("student")
+    site-packages through a .pth line after its own, so the grader it imports is the student build's). Built once
+    per test run; no test changes it."""
+    with built_once("student") as (tmp, fresh):
+        if fresh:
+            build_student(course, tmp)
+    return tmp / "venv"
+
+
+def build_student(course: Path, tmp: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "grader.frontends.cli", "bundle", "student", "--rubric", str(course),
                            "-o", str(tmp / "dist")], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
@@ -53,7 +60,6 @@ def student(tmp_path_factory, course) -> Path:
                          capture_output=True, text=True, timeout=300)
     assert pip.returncode == 0, pip.stderr
     (site_packages(env) / "zz_teacher_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    return env
 
 
 def site_packages(env: Path) -> Path:
