@@ -60,14 +60,6 @@ _live: set[int] = set()  # this process's running workers; any other child of th
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
-def _read(path: str) -> bytes:
-    fd = os.open(path, os.O_RDONLY)  # not open(): read for every call, and a file object costs several times more
-    try:
-        return os.read(fd, 4096)
-    finally:
-        os.close(fd)
-
-
 def _tree(root: int) -> tuple[dict[int, tuple[int, int]], float]:
     """The tasks of `root` and all its descendants: {thread id: (ns on a CPU, ns waiting for one)}, and the CPU
     seconds the tree has used in all, those of exited threads and of reaped children included (/proc/PID/stat)."""
@@ -77,16 +69,16 @@ def _tree(root: int) -> tuple[dict[int, tuple[int, int]], float]:
         pid = todo.pop()
         seen += 1
         try:
-            times = _read(f"/proc/{pid}/stat").rsplit(b")", 1)[1].split()[11:15]  # utime stime cutime cstime
+            times = confinement.proc_stat(pid)[11:15]  # utime stime cutime cstime
             cpu += sum(map(int, times)) / _TICK
             tids = os.listdir(f"/proc/{pid}/task")
         except (OSError, ValueError, IndexError):
             continue
         for tid in tids:
             try:
-                ran, waited = _read(f"/proc/{pid}/task/{tid}/schedstat").split()[:2]
+                ran, waited = confinement.read_proc(f"/proc/{pid}/task/{tid}/schedstat").split()[:2]
                 tasks[int(tid)] = (int(ran), int(waited))
-                todo += map(int, _read(f"/proc/{pid}/task/{tid}/children").split())
+                todo += map(int, confinement.read_proc(f"/proc/{pid}/task/{tid}/children").split())
             except (OSError, ValueError):
                 pass
     return tasks, cpu
@@ -106,7 +98,6 @@ class RunClock:
         self.last: tuple[dict[int, tuple[int, int]], float] = ({}, 0.0)
         recent = since is not None and self.start - since[0] < REUSE  # a look costs as much as a small call
         self.first = self.last = since[1] if recent else self._look()
-        self.seen = (self.start, self.first)
 
     def _look(self) -> tuple[dict[int, tuple[int, int]], float]:
         if self.pidfd is None or select.select([self.pidfd], [], [], 0)[0]:

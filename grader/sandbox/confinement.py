@@ -289,12 +289,25 @@ def signal_pidfd(fd: int | None, sig: int = signal.SIGKILL) -> None:
         pass
 
 
+def read_proc(path: str) -> bytes:
+    """A /proc file's first 4 KiB; os.read, not open(): the deadline clock reads several for every call."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return os.read(fd, 4096)
+    finally:
+        os.close(fd)
+
+
+def proc_stat(pid: int) -> list[bytes]:
+    """The fields of /proc/PID/stat from the third (state) on: the command name before them may hold anything."""
+    return read_proc(f"/proc/{pid}/stat").rsplit(b")", 1)[1].split()
+
+
 def _stat(pid: int) -> tuple[str, int, int] | None:
     """(state, ppid, start time) of a process; pid and start time together name one process for good."""
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return fields[0], int(fields[1]), int(fields[19])
+        fields = proc_stat(pid)
+        return fields[0].decode(), int(fields[1]), int(fields[19])
     except (OSError, IndexError, ValueError):
         return None
 
