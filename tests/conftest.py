@@ -42,15 +42,11 @@ def grade_of():
         pytest processes of one run share the grades through files: the first to ask grades, the others wait."""
         key = (str(path), rubric_name, planned, tuple(sorted(kw.items())))
         if key not in _grades:
-            stored = Path(os.environ["ATTENTION_GRADER_TEST_GRADES"]) / hashlib.sha256(repr(key).encode()).hexdigest()
-            with open(stored.with_suffix(".lock"), "a") as lock:
-                fcntl.flock(lock, fcntl.LOCK_EX)
-                if stored.is_file():
-                    _grades[key] = pickle.loads(stored.read_bytes())
-                else:
-                    _grades[key] = Grading(path, rubric.load(rubric_name), reading=Reading(**kw), planned=planned).finish()
-                    stored.with_suffix(".tmp").write_bytes(pickle.dumps(_grades[key]))
-                    stored.with_suffix(".tmp").replace(stored)
+            with built_once(hashlib.sha256(repr(key).encode()).hexdigest()) as (folder, fresh):
+                if fresh:
+                    done = Grading(path, rubric.load(rubric_name), reading=Reading(**kw), planned=planned).finish()
+                    (folder / "grade.pickle").write_bytes(pickle.dumps(done))
+            _grades[key] = pickle.loads((folder / "grade.pickle").read_bytes())
         return _grades[key]
 
     return grade
