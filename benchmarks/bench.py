@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -30,11 +31,16 @@ MiB = 1 << 20
 TAG = "ATTENTION_GRADER_BENCH"
 
 
+# Where the commands run: a folder of their own, as a student's are. In the repository, pytest would also load
+# tests/conftest.py (testpaths), which gives every run a fresh plan cache: the figure would be the suite's, not a user's.
+WORK = Path(tempfile.mkdtemp(prefix="bench-work-"))
+
+
 def timed(argv: list[str], tag: str = "") -> tuple[float, Memory]:
     """Wall seconds until the command's output streams close, and its process tree's peak memory."""
     env = dict(os.environ, **({TAG: tag} if tag else {}))
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(argv, cwd=WORK, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     mem = Memory(proc.pid)
     mem.start()
     _, err = proc.communicate()
@@ -130,4 +136,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    finally:
+        shutil.rmtree(WORK, ignore_errors=True)
