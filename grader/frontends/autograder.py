@@ -49,6 +49,7 @@ RESULTS="$ROOT/results/results.json"
 mkdir -p "$ROOT/results"
 rm -f "$RESULTS"
 WORK="$(mktemp -d)"  # pytest's rootdir: no ini file or conftest of anyone else's is read
+trap 'rm -rf "$WORK"' EXIT
 cd "$WORK"
 "$VENV/bin/python" -m pytest -p no:cacheprovider --rootdir "$WORK" -q \\
     --submission "$ROOT/submission" --rubric "$ROOT/source/{rubric}" --grade-json "$RESULTS" 2>&1 | tee "$WORK/pytest.log"
