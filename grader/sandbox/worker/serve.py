@@ -46,10 +46,41 @@ _warm_up("cpu")
 meta_warm = False  # True in a fork server that preloaded grader.warm_meta, and so in its workers
 
 
+def _dynamo_only_once_imported() -> None:
+    """torch's Python meta kernels (triu, tril, most of torch._refs) run inside a wrapper that turns dynamo off,
+    and that wrapper imports torch._dynamo the first time it runs, on the way to the device check. Until something
+    imports dynamo (a submission's torch.compile), nothing can be tracing and turning it off changes nothing, so
+    each wrapper calls its kernel directly; from then on, dynamo's own."""
+    import gc
+
+    from torch._compile import _disable_dynamo
+
+    code = _disable_dynamo(lambda: None).__code__  # the wrapper's: fn and recursive are its free variables
+    for f in gc.get_objects():
+        if type(f) is types.FunctionType and f.__code__ is code:
+            cells = dict(zip(code.co_freevars, (c.cell_contents for c in f.__closure__)))
+            fn = cells.get("fn")
+            if fn is not None and getattr(fn, "__dynamo_disable", None) is None:
+                fn.__dynamo_disable = _until_dynamo(fn, cells.get("recursive", True))
+
+
+def _until_dynamo(fn, recursive: bool):
+    def call(*args, **kw):
+        dynamo = sys.modules.get("torch._dynamo")
+        if not hasattr(dynamo, "disable"):  # not imported, or still importing
+            return fn(*args, **kw)
+        disabled = dynamo.disable(fn, recursive, wrapping=False)
+        fn.__dynamo_disable = disabled
+        return disabled(*args, **kw)
+
+    return call
+
+
 def warm_meta() -> None:
     """torch's first meta-device op imports the meta kernels and sympy: pay it once per process."""
     global meta_warm
     try:
+        _dynamo_only_once_imported()
         _warm_up("meta")
         torch.ones(2, device="meta").masked_fill(torch.ones(2, dtype=torch.bool), 0.0)
     except RuntimeError:
