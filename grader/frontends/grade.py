@@ -164,8 +164,9 @@ def _finish(out: Path, grades, check_ids: list[str]) -> None:
 def _grade_all(todo: list[tuple[str, Path, str]], rubric, loading: dict, out: Path, workers: int, save) -> dict[str, str]:
     """Grade in `workers` grader processes; `save(name, hash, grade dict)` each grade as it arrives.
 
-    Grader processes are spawned fresh (not forked from this one), import torch once each, and start their own
-    fork server whose forked workers run the student code, a fresh one per submission. Each writes the
+    Grader processes are forked from this one, which has imported torch and the rubric and has no thread yet (the
+    pool starts its own after forking them): they begin warm and share its memory. Each starts its own fork server,
+    a fresh interpreter whose forked workers run the student code, a fresh one per submission. Each writes the
     submission's feedback pages (their pictures need the failing tensors) and sends back the grade as JSON text.
     Returns name -> why for submissions that could not be graded.
     """
@@ -173,7 +174,7 @@ def _grade_all(todo: list[tuple[str, Path, str]], rubric, loading: dict, out: Pa
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     before = set(multiprocessing.active_children())
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
                                initializer=_start_grader, initargs=(rubric.model_dump_json(), rubric.origin, os.getpid()))
     progress = Progress(len(todo), workers)
     errors = {}
@@ -209,6 +210,9 @@ def _start_grader(rubric_json: str, origin: str, parent: int) -> None:
         pass
     if os.getppid() != parent:
         os._exit(1)
+    from grader.sandbox import spawn
+
+    spawn.forget_server()
     global _rubric
     _rubric = warm_up(rubric_json, origin)
 

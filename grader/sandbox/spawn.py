@@ -48,6 +48,19 @@ def _hold_server() -> None:
         _server_fd[pid] = os.pidfd_open(pid)
 
 
+def forget_server() -> None:
+    """In a process forked from a grader (a batch's grader process): the fork server it knows of is its parent's,
+    which it may neither use (that server's workers report to the parent) nor stop. It will start its own."""
+    server = multiprocessing.forkserver._forkserver  # private, like server_pid: no public way to reset it
+    if server._forkserver_alive_fd is not None:
+        os.close(server._forkserver_alive_fd)  # our copy only: the parent's keeps its server alive
+    server._forkserver_pid = server._forkserver_address = server._forkserver_alive_fd = None
+    for fd in _server_fd.values():
+        os.close(fd)
+    _server_fd.clear()
+    _stopping.clear()
+
+
 def server_pid() -> int | None:
     return getattr(multiprocessing.forkserver._forkserver, "_forkserver_pid", None)  # no public accessor
 
