@@ -28,8 +28,11 @@ def prepare(args):
         print(f"attention-grader: {args.path}: no such file or folder", file=sys.stderr)
         return None
     spawn.warm_up()
+    import gc
+
     from grader.grading.rubric import RubricError, load
 
+    gc.freeze()  # hypothesis' first run collects garbage: torch's million objects, frozen, are not walked
     try:
         return load(args.rubric)
     except RubricError as e:

@@ -227,7 +227,11 @@ def warm_up(rubric_json: str, origin: str):
 
     spawn.warm_up(meta=True)  # a fork server for many workers: they inherit the meta kernels
     rubric = rubric_from_json(rubric_json, origin)
+    import gc
+
     import grader.grading.engine  # noqa: F401 - its imports (hypothesis, the reference) overlap the fork server's start
+
+    gc.freeze()  # hypothesis' first run collects garbage: torch's million objects, frozen, are not walked
     return rubric
 
 

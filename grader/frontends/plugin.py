@@ -6,7 +6,6 @@ Imports of torch and the grader happen only when grading, so an ordinary pytest 
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import gc
 import sys
@@ -49,10 +48,10 @@ class _State:
         from grader.sandbox import spawn
 
         spawn.warm_up()  # first: the fork server imports torch while this process does
-        atexit.register(gc.freeze)  # then the interpreter's last collections skip torch's objects
         with _without_assert_rewriting(config):
             from grader.grading.engine import Grading
             from grader.grading.rubric import RubricError, load
+        gc.freeze()  # hypothesis' first run collects garbage: torch's million objects, frozen, are not walked
 
         if config.getoption("device") == "cuda":
             import torch
@@ -154,6 +153,7 @@ def pytest_sessionfinish(session, exitstatus):
         state.grading.diagnose()  # needs the worker, so before close
     finally:
         state.grading.close()
+    gc.freeze()  # pytest collects garbage at unconfigure and at cleanup: what grading left need not be walked
     state.grade = grade = state.grading.summary()
     path = session.config.getoption("grade_json")
     if path:
