@@ -1,13 +1,17 @@
 """Starting workers from the fork server. Importing this module costs nothing: the grader can start the fork
-server before it imports torch itself, and name the workers' target without importing the worker's code (which
-sets torch threads and becomes a subreaper) into its own process. A worker unpickles its process object, and so
-imports this module (preloaded, like the worker's code), not one that imports pydantic."""
+server before it imports torch itself (see warm_up), and name the workers' target without importing the worker's
+code (which sets torch threads and becomes a subreaper) into its own process. A worker unpickles its process
+object, and so imports this module (preloaded, like the worker's code), not one that imports pydantic."""
 
+import atexit
+import gc
 import io
 import multiprocessing
 import multiprocessing.forkserver
 import os
 import signal
+import socket
+import sys
 from multiprocessing import context as _context
 from multiprocessing import popen_forkserver, reduction, util
 
@@ -21,17 +25,106 @@ def context():
 
 
 def warm_up(meta: bool = False) -> None:
-    """Start the fork server now, so that its `import torch` overlaps the grader's own (call it before that).
+    """Start the fork server now (call it before anything secret is loaded, and before torch is imported here).
+
+    From a process that holds only the standard library, installed packages and the grader's front end (`_clean`:
+    `attention-grader check`, `replay`), the server is a fork of this process taken right after it imports torch:
+    server, workers and grader then share torch's pages, and torch is imported once. From any other process (pytest,
+    Jupyter, a batch's graders, which hold a rubric) it is a fresh interpreter, whose `import torch` runs beside
+    this process's own.
 
     meta: also import torch's meta kernels there, for a server that will fork many workers. Without it, one check
     is not kept waiting for them: its worker forks a twin that imports them (see sandbox.worker.serve)."""
     if meta and "grader.sandbox.worker.preload_meta" not in _preload:
         _preload.append("grader.sandbox.worker.preload_meta")
     context()
-    multiprocessing.forkserver.ensure_running()
+    if not _fork_here():
+        multiprocessing.forkserver.ensure_running()
     _hold_server()
     if not _stopping:  # multiprocessing's exit hook, not atexit: a pool's grader process runs only that one
         _stopping.append(util.Finalize(None, stop_server, exitpriority=-100))
+
+
+_SECRET = ("grader.reference", "grader.rubrics", "grader.grading.", "grader.checks", "grader.exercises")
+
+
+def _clean() -> bool:
+    """Whether this process holds nothing a worker may not see, and nothing a fresh interpreter would not have: one
+    thread, no tracer, not pytest (its output capture, logging and warning filters), and no code but the standard
+    library's, the installed packages' and the grader's own front ends and sandbox: no reference, rubric or check,
+    and no conftest, script or `-c` of a teacher's."""
+    import site
+    import sysconfig
+    import threading
+
+    if threading.active_count() != 1 or "_pytest" in sys.modules or sys.gettrace() or sys.getprofile():
+        return False
+    paths = sysconfig.get_paths()
+    installed = [paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib", "scripts")] + site.getsitepackages()
+    installed += [site.getusersitepackages()] if site.ENABLE_USER_SITE else []  # pip install --user
+    places = tuple(os.path.join(p, "") for p in installed)
+    ours = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")  # the grader package
+    for name, module in list(sys.modules.items()):
+        spec = getattr(module, "__spec__", None)
+        if name in ("__main__", "__mp_main__"):  # a console script or `python -m grader...` (and multiprocessing's alias)
+            file = getattr(module, "__file__", None) or ""
+            if not (getattr(spec, "name", "").startswith("grader.") or file.startswith(places)):
+                return False
+        elif name.startswith(_SECRET):
+            return False
+        elif spec is not None and spec.has_location and not (  # no location: built in, frozen, made by code
+                spec.origin.startswith(places) or (name.split(".")[0] == "grader" and spec.origin.startswith(ours))):
+            return False
+    return True
+
+
+def _fork_here() -> bool:
+    """Start the fork server as a fork of this process, once torch is imported here: the server, its workers and
+    this process then share torch's pages. Only from a process that is `_clean`; otherwise (False) the caller
+    starts a fresh interpreter as multiprocessing does."""
+    server = multiprocessing.forkserver._forkserver
+    if server._forkserver_pid is not None or not _clean():
+        return False
+    import torch  # noqa: F401
+
+    if not _clean():
+        return False
+    from multiprocessing import connection, resource_tracker
+
+    resource_tracker.ensure_running()
+    with socket.socket(socket.AF_UNIX) as listener:
+        address = connection.arbitrary_address("AF_UNIX")
+        listener.bind(address)
+        if not util.is_abstract_socket_namespace(address):  # as multiprocessing's own server does
+            os.chmod(address, 0o600)
+        listener.listen()
+        alive_r, alive_w = os.pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        gc.freeze()  # the server's collections then leave the pages it shares with this process alone
+        pid = os.fork()
+        if pid == 0:
+            _serve_forks(listener.fileno(), alive_r)
+        os.close(alive_r)
+    server._forkserver_address, server._forkserver_alive_fd, server._forkserver_pid = address, alive_w, pid
+    return True
+
+
+def _serve_forks(listener: int, alive_r: int) -> None:
+    """The fork server's life, in the child of `_fork_here`: this process's exit hooks, signal handlers and files
+    dropped, as an exec would (and Python's start-up after it) drop them."""
+    try:
+        atexit._clear()
+        util._finalizer_registry.clear()
+        for sig in signal.valid_signals():
+            if callable(signal.getsignal(sig)):
+                signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL)
+        from grader.sandbox.worker import walls
+
+        walls.close_fds({0, 1, 2, listener, alive_r})
+        multiprocessing.forkserver.main(listener, alive_r, _preload)
+    finally:
+        os._exit(0)
 
 
 _stopping: list = []

@@ -391,6 +391,42 @@ def test_the_graders_files_are_hidden_from_workers(graded, name):
     assert run.grade.score == zeros.grade.score
 
 
+def test_a_workers_memory_holds_no_reference_here(graded):
+    """In this process the reference is loaded, so the fork server is a fresh interpreter (below: `check`'s)."""
+    run, zeros = graded("reference_by_memory.py"), graded(CH5_DIR / "vacuous_zeros.py")
+    assert_normal(run)
+    assert "NOTHING FOUND" in run.grade.output
+    assert run.grade.score == zeros.grade.score
+
+
+_BEFORE_CHECK = """
+import os, sys
+from grader.sandbox import spawn
+del os.environ["PYTHONPATH"]  # this grader's, not its fresh fork server's (which would load this file too)
+if {loaded!r} == "reference":
+    import grader.reference.chapter5  # in the grader's memory before its fork server starts
+if {guard!r} == "unguarded":
+    spawn._clean = lambda: True
+forked = spawn._fork_here
+spawn._fork_here = lambda: print("FORKED", r := forked(), file=sys.stderr) or r
+del sys.modules["sitecustomize"]  # leaves the reference as the only thing that may stop the fork
+"""
+
+
+@pytest.mark.parametrize("loaded, guard, forked, score", [("nothing", "guarded", True, 0),
+                                                          ("reference", "guarded", False, 0),
+                                                          ("reference", "unguarded", True, 100)])
+def test_check_forks_its_fork_server_only_from_a_process_without_secrets(tmp_path, loaded, guard, forked, score):
+    """`attention-grader check` forks its fork server from itself (its workers share its torch); a grader that has
+    loaded the reference starts a fresh one. Unguarded, the sample does find the reference: the test can fail."""
+    (tmp_path / "sitecustomize.py").write_text(_BEFORE_CHECK.format(loaded=loaded, guard=guard))
+    cmd = [sys.executable, "-m", "grader.frontends.cli", "check", str(HOSTILE / "reference_by_memory.py")]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert f"FORKED {forked}" in done.stderr, done.stderr[-2000:]
+    assert done.stdout.startswith(f"reference_by_memory.py: {score}/100"), done.stdout[:500]
+
+
 def test_nan_everywhere_earns_only_the_shape_points(graded):
     run = graded("nan_everywhere.py")
     assert_normal(run)
@@ -605,7 +641,7 @@ def test_without_privileged_walls_nothing_is_left_behind_either(small_rubric, tm
 def test_every_hostile_file_has_its_test():
     named = {r[0] for r in REASONS} | {r[0] for r in ON_META} | {t[0] for t in TAMPERING} | {p[0] for p in PROCESSES} | set(FLOODS)
     named |= {"import_reference_importlib.py", "reference_by_path.py", "planted_by_path.py", "nan_everywhere.py",
-              "network.py"}
+              "network.py", "reference_by_memory.py"}
     assert named == {p.name for p in HOSTILE.glob("*.py")}
     assert set(UNPRIVILEGED) <= named
 

@@ -56,12 +56,18 @@ def _dynamo_only_once_imported() -> None:
     from torch._compile import _disable_dynamo
 
     code = _disable_dynamo(lambda: None).__code__  # the wrapper's: fn and recursive are its free variables
-    for f in gc.get_objects():
-        if type(f) is types.FunctionType and f.__code__ is code:
-            cells = dict(zip(code.co_freevars, (c.cell_contents for c in f.__closure__)))
-            fn = cells.get("fn")
-            if fn is not None and getattr(fn, "__dynamo_disable", None) is None:
-                fn.__dynamo_disable = _until_dynamo(fn, cells.get("recursive", True))
+    frozen = gc.get_freeze_count()
+    gc.unfreeze()  # get_objects does not see what a grader froze before this process was forked from it
+    try:
+        for f in gc.get_objects():
+            if type(f) is types.FunctionType and f.__code__ is code:
+                cells = dict(zip(code.co_freevars, (c.cell_contents for c in f.__closure__)))
+                fn = cells.get("fn")
+                if fn is not None and getattr(fn, "__dynamo_disable", None) is None:
+                    fn.__dynamo_disable = _until_dynamo(fn, cells.get("recursive", True))
+    finally:
+        if frozen:
+            gc.freeze()
 
 
 def _until_dynamo(fn, recursive: bool):
