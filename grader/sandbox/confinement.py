@@ -8,8 +8,9 @@ and then the report's first line says "WEAK WALLS". Never a quiet downgrade.
 
 A worker is killed through pidfds held from its fork on, never by a pid that may already name another process
 (pid_max is 32768 here). With its own PID namespace, killing it ends every process it started (the kernel kills a
-namespace with its first process); as root its uid's `kill(-1)` follows. Without either, its process tree and the
-fork server's orphans are walked, and each is signalled only through a pidfd proven to be the process listed.
+namespace with its first process); as root without one, its uid's `kill(-1)` follows. Without either, its process
+tree and the fork server's orphans are walked, and each is signalled only through a pidfd proven to be the process
+listed. A uid whose last worker's processes still run (a grader killed with -9) is cleared before its next worker.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ WEAK_ENV = "ATTENTION_GRADER_ALLOW_WEAK_WALLS"
 PROBE_TRIES = 3
 _LOCKS = "/tmp/attention-grader-slots"
 _held: dict[int, int] = {}
+_next = 0  # the slot this process tries first
 
 
 class WallsDown(Exception):
@@ -228,7 +230,9 @@ def acquire(workdir: str) -> int | None:
     if uid_wall() is not None:
         return None
     os.makedirs(_LOCKS, mode=0o700, exist_ok=True)
-    for uid in range(FIRST_UID, FIRST_UID + SLOTS):
+    global _next
+    for i in range(SLOTS):  # round the slots: the last worker's namespace may still be dying in its own
+        uid = FIRST_UID + (_next + i) % SLOTS
         fd = os.open(os.path.join(_LOCKS, str(uid)), os.O_CREAT | os.O_RDWR, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -236,7 +240,9 @@ def acquire(workdir: str) -> int | None:
             os.close(fd)
             continue
         _held[uid] = fd
-        _kill_uid(uid)  # a previous grader killed with -9 may have left something behind
+        _next = (uid - FIRST_UID + 1) % SLOTS
+        if _running_as(uid):  # a previous grader killed with -9 may have left something behind
+            _kill_uid(uid)
         for root, dirs, files in os.walk(workdir):
             for name in [root] + [os.path.join(root, n) for n in dirs + files]:
                 os.chown(name, uid, uid)
@@ -248,6 +254,20 @@ def release(uid: int | None) -> None:
     fd = _held.pop(uid, None) if uid is not None else None
     if fd is not None:
         os.close(fd)
+
+
+def _running_as(uid: int) -> bool:
+    """Whether any process runs as `uid` (its real uid, in /proc/PID/status: /proc/PID itself is root's once a
+    process has changed its uid). A look costs a few ms; the fork that `_kill_uid` takes, 25 ms and more."""
+    mark = f"\nUid:\t{uid}\t".encode()
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if mark in read_proc(f"/proc/{name}/status"):
+                    return True
+            except OSError:
+                pass
+    return False
 
 
 def _kill_uid(uid: int) -> None:
@@ -337,13 +357,15 @@ def _kill_listed(pid: int, start: int, ppid: int) -> None:
 
 def kill(pidfd: int | None, pid: int, uid: int | None, server: int | None = None, live: frozenset = frozenset(),
          pids_wall: bool = False) -> None:
-    """Kill a worker and everything it started. With a PID namespace of its own, killing it kills the namespace;
-    with a uid of its own, `kill(-1)` as that uid follows; without either, its process tree and every orphan its
-    fork server (`server`, a child subreaper) took in that is not a `live` worker, repeated until none is left."""
+    """Kill a worker and everything it started. With a PID namespace of its own, killing it kills the namespace
+    (PID 1 dies with the worker, its relay, and the kernel kills the rest); with a uid of its own, `kill(-1)` as
+    that uid follows; without either, its process tree and every orphan its fork server (`server`, a child
+    subreaper) took in that is not a `live` worker, repeated until none is left."""
     signal_pidfd(pidfd)
+    if pids_wall:
+        return
     if uid is not None:
         _kill_uid(uid)
-    if uid is not None or pids_wall:
         return
     for _ in range(100):
         tree = _tree()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -332,6 +333,25 @@ def test_no_process_it_started_survives(graded, name, printed):
         assert run.grade.score == run.grade.max_score  # its tensors are right: it earns them
     if name == "fork_bomb.py" and _walls()["uid"] is None:
         assert len(run.pids) < LIMITS["max_processes"]  # capped by the uid's process limit
+
+
+def test_a_slot_left_with_processes_is_cleared_before_its_uid_is_reused(tmp_path, monkeypatch):
+    """A grader killed with -9 leaves its last worker's processes running as that worker's uid: the next worker
+    given the uid kills them first."""
+    from grader.sandbox import confinement
+
+    _require("uid")
+    k = confinement.SLOTS - 1
+    left = subprocess.Popen(["sleep", "120"], user=confinement.FIRST_UID + k, group=confinement.FIRST_UID + k)
+    try:
+        monkeypatch.setattr(confinement, "_next", k)
+        uid = confinement.acquire(str(tmp_path))
+        confinement.release(uid)
+        if uid != confinement.FIRST_UID + k:
+            pytest.skip("another grader of this run holds that slot")
+        assert left.wait(timeout=5) == -signal.SIGKILL
+    finally:
+        left.kill()
 
 
 # -- output floods -------------------------------------------------------------------------------------------------
