@@ -128,3 +128,25 @@ def attention_check(line: str = ""):
 def load(ipython) -> None:
     """What `%load_ext grader` does (grader.load_ipython_extension)."""
     ipython.register_magic_function(attention_check, magic_kind="line", magic_name="attention_check")
+    kernel = getattr(ipython, "kernel", None)  # ipykernel's; a terminal IPython has none and runs atexit
+    if kernel is not None and not getattr(kernel.do_shutdown, "_grader", False):
+        kernel.do_shutdown = _first_ours(kernel.do_shutdown)
+
+
+def _first_ours(do_shutdown):
+    """On shutdown ipykernel SIGTERMs the kernel's children for up to 14 s before it exits, and the front end kills
+    the kernel after 5: multiprocessing's resource tracker ignores SIGTERM, so the kernel was killed before its
+    atexit hooks ran and its snapshot folder stayed behind. The fork server, the tracker and the folder go first."""
+    def shutdown(restart):
+        from multiprocessing import resource_tracker
+
+        from grader.sandbox import spawn
+
+        spawn.stop_server()
+        resource_tracker._resource_tracker._stop()  # private: it closes the tracker's pipe and reaps it
+        for folder in _folder:
+            shutil.rmtree(folder, ignore_errors=True)
+        return do_shutdown(restart)  # ipykernel awaits it if it is a coroutine
+
+    shutdown._grader = True
+    return shutdown

@@ -4,6 +4,8 @@ correct function, replaces it with a buggy one and checks again, and the outputs
 from __future__ import annotations
 
 import re
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -26,12 +28,29 @@ def _cells() -> list[str]:
     ]
 
 
+def _snapshots() -> set[Path]:
+    return set(Path(tempfile.gettempdir()).glob("attention-check-*"))
+
+
 @pytest.fixture(scope="module")
-def executed():
+def run():
+    """The notebook's cells once run, and the snapshot folders its kernel left in the temporary folder."""
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in _cells()])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbclient.NotebookClient(nb, timeout=300, kernel_name="python3").execute()
-    return nb.cells
+    before = _snapshots()
+    nbclient.NotebookClient(nb, timeout=300, kernel_name="python3").execute()  # then shuts the kernel down
+    return nb.cells, _snapshots() - before
+
+
+@pytest.fixture(scope="module")
+def executed(run):
+    return run[0]
+
+
+def test_the_kernel_shuts_down_clean(run):
+    """ipykernel ends the kernel's children before it exits; ours must go at once, or the front end kills the
+    kernel (after 5 s) before its exit hooks remove the snapshot folder."""
+    assert run[1] == set()
 
 
 def _html(cell) -> str:
