@@ -66,7 +66,7 @@ def _clean() -> bool:
     ours = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")  # the grader package
     for name, module in list(sys.modules.items()):
         spec = getattr(module, "__spec__", None)
-        if name in ("__main__", "__mp_main__"):  # a console script or `python -m grader...` (and multiprocessing's alias)
+        if name in ("__main__", "__mp_main__"):  # a console script or `python -m grader...` (and its alias)
             file = getattr(module, "__file__", None) or ""
             if not (getattr(spec, "name", "").startswith("grader.") or file.startswith(places)):
                 return False
