@@ -25,6 +25,7 @@ from grader.submission.source import Source, place
 _FLOATS = {"float16", "bfloat16", "float32", "float64"}
 MAX_STRETCH = 8.0  # a deadline in the worker's own time ends within this many times its length in wall time
 REUSE = 0.02  # seconds: a call's clock starts from the last one's end, if that recent (a few ms of waits at most)
+SETTLE = 0.05  # seconds: calls this short in all, back to back, count at their wall time until one look settles them
 READY_TIMEOUT = 30.0  # the worker imports torch's meta kernels: the grader's time, not the student's
 
 
@@ -88,16 +89,22 @@ class RunClock:
     """A deadline in the worker's own time: wall time less the longest time one of its tasks (threads of its
     processes, the meta twin's included) spent waiting for a CPU that the rest of its own tree did not use. A
     loaded machine does not fail calls; a worker's own processes and threads (a fork bomb) make it wait on its own
-    time. What escapes the count (a child reaped unseen) is bounded by MAX_STRETCH."""
+    time. What escapes the count (a child reaped unseen) is bounded by MAX_STRETCH.
 
-    def __init__(self, pid: int, pidfd: int | None, budget: float, since: tuple[float, tuple] | None = None):
-        """since: (when, what) the previous call's clock last saw of this worker, which has been idle since."""
+    A look at /proc costs as much as a small call, so back-to-back calls share one: a call that ends within SETTLE
+    of the span's last look counts at its wall time (never less than its own time), and the call that ends the
+    span counts the span's own time less what the calls before it in the span were counted."""
+
+    def __init__(self, pid: int, pidfd: int | None, budget: float, since: tuple | None = None):
+        """since: (when, what, counted) the previous call's clock left: when it ended, its last look at this worker,
+        idle since, and the wall time counted since that look."""
         self.pid, self.budget = pid, budget
         self.pidfd = os.dup(pidfd) if pidfd is not None else None  # its own: the worker may be closed meanwhile
         self.start = time.monotonic()
         self.last: tuple[dict[int, tuple[int, int]], float] = ({}, 0.0)
-        recent = since is not None and self.start - since[0] < REUSE  # a look costs as much as a small call
-        self.first = self.last = since[1] if recent else self._look()
+        recent = since is not None and self.start - since[0] < REUSE
+        self.first, self.counted = (since[1], since[2]) if recent else (self._look(), 0.0)
+        self.last = self.first
 
     def _look(self) -> tuple[dict[int, tuple[int, int]], float]:
         if self.pidfd is None or select.select([self.pidfd], [], [], 0)[0]:
@@ -106,7 +113,7 @@ class RunClock:
         return tree if not select.select([self.pidfd], [], [], 0)[0] else self.last
 
     def used(self) -> float:
-        elapsed = time.monotonic() - self.start
+        elapsed = self.counted + time.monotonic() - self.start  # since the span's first look
         (before, cpu0), (now, cpu) = self.first, self.last
         spent = cpu - cpu0
         credit = 0.0
@@ -114,7 +121,7 @@ class RunClock:
             ran0, waited0 = before.get(tid, (0, 0))
             ran_s, waited_s = (ran - ran0) / 1e9, (waited - waited0) / 1e9
             credit = max(credit, waited_s - max(0.0, spent - ran_s))
-        return max(elapsed - credit, elapsed / MAX_STRETCH)
+        return max(elapsed - credit, elapsed / MAX_STRETCH) - self.counted
 
     def left(self) -> float:
         elapsed = time.monotonic() - self.start
@@ -125,9 +132,14 @@ class RunClock:
 
     def close(self) -> float:
         """The time used, once the worker's answer is in (or it is gone)."""
-        self.last = self._look()
-        self.seen = (time.monotonic(), self.last)
-        used = self.used()
+        elapsed = time.monotonic() - self.start
+        if self.last is self.first and self.counted + elapsed < SETTLE:
+            self.seen = (time.monotonic(), self.first, self.counted + elapsed)
+            used = elapsed
+        else:
+            self.last = self._look()
+            self.seen = (time.monotonic(), self.last, 0.0)
+            used = self.used()
         if self.pidfd is not None:
             os.close(self.pidfd)
             self.pidfd = None
