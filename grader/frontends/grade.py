@@ -78,6 +78,10 @@ def submissions(dirs: list[str], out: Path) -> dict[str, Path]:
 
 
 def run(args) -> int:
+    if not vars(args).get("scheduler"):
+        from grader.sandbox import spawn
+
+        spawn.warm_up(meta=True)  # forked from here while nothing secret is loaded: its forks serve the graders
     from grader.frontends import store as gradebook
     from grader.sandbox import confinement
     from grader.grading.rubric import RubricError, load  # here, not at the top: `import grader.cli` must not import torch
@@ -165,8 +169,9 @@ def _grade_all(todo: list[tuple[str, Path, str]], rubric, loading: dict, out: Pa
     """Grade in `workers` grader processes; `save(name, hash, grade dict)` each grade as it arrives.
 
     Grader processes are forked from this one, which has imported torch and the rubric and has no thread yet (the
-    pool starts its own after forking them): they begin warm and share its memory. Each starts its own fork server,
-    a fresh interpreter whose forked workers run the student code, a fresh one per submission. Each writes the
+    pool starts its own after forking them): they begin warm and share its memory. Each asks the fork server this
+    process forked before it read the rubric (run) for a fork server of its own, whose forked workers run the
+    student code, a fresh one per submission. Each writes the
     submission's feedback pages (their pictures need the failing tensors) and sends back the grade as JSON text.
     Returns name -> why for submissions that could not be graded.
     """
@@ -212,7 +217,7 @@ def _start_grader(rubric_json: str, origin: str, parent: int) -> None:
         os._exit(1)
     from grader.sandbox import spawn
 
-    spawn.forget_server()
+    spawn.own_server()
     global _rubric
     _rubric = warm_up(rubric_json, origin)
 

@@ -9,6 +9,7 @@ import io
 import multiprocessing
 import multiprocessing.forkserver
 import os
+import select
 import signal
 import socket
 import sys
@@ -29,16 +30,16 @@ def warm_up(meta: bool = False) -> None:
 
     From a process that holds only the standard library, installed packages and the grader's front end (`_clean`:
     `attention-grader check`, `replay`), the server is a fork of this process taken right after it imports torch:
-    server, workers and grader then share torch's pages, and torch is imported once. From any other process (pytest,
-    Jupyter, a batch's graders, which hold a rubric) it is a fresh interpreter, whose `import torch` runs beside
-    this process's own.
+    server, workers and grader then share torch's pages, and torch is imported once (a batch's graders, which hold a
+    rubric, each fork their own from the batch command's: `own_server`). From any other process (pytest, Jupyter)
+    it is a fresh interpreter, whose `import torch` runs beside this process's own.
 
     meta: also import torch's meta kernels there, for a server that will fork many workers. Without it, one check
     is not kept waiting for them: its worker forks a twin that imports them (see sandbox.worker.serve)."""
     if meta and "grader.sandbox.worker.preload_meta" not in _preload:
         _preload.append("grader.sandbox.worker.preload_meta")
     context()
-    if not _fork_here():
+    if not _adopted_alive() and not _fork_here():
         multiprocessing.forkserver.ensure_running()
     _hold_server()
     if not _stopping:  # multiprocessing's exit hook, not atexit: a pool's grader process runs only that one
@@ -89,15 +90,11 @@ def _fork_here() -> bool:
 
     if not _clean():
         return False
-    from multiprocessing import connection, resource_tracker
+    from multiprocessing import resource_tracker
 
     resource_tracker.ensure_running()
-    with socket.socket(socket.AF_UNIX) as listener:
-        address = connection.arbitrary_address("AF_UNIX")
-        listener.bind(address)
-        if not util.is_abstract_socket_namespace(address):  # as multiprocessing's own server does
-            os.chmod(address, 0o600)
-        listener.listen()
+    listener, address = _listening()
+    with listener:
         alive_r, alive_w = os.pipe()
         sys.stdout.flush()
         sys.stderr.flush()
@@ -107,7 +104,21 @@ def _fork_here() -> bool:
             _serve_forks(listener.fileno(), alive_r)
         os.close(alive_r)
     server._forkserver_address, server._forkserver_alive_fd, server._forkserver_pid = address, alive_w, pid
+    _warm.add(pid)
     return True
+
+
+def _listening() -> tuple[socket.socket, str]:
+    """A listening socket for a new fork server, and its address, made as multiprocessing makes its own."""
+    from multiprocessing import connection
+
+    listener = socket.socket(socket.AF_UNIX)
+    address = connection.arbitrary_address("AF_UNIX")
+    listener.bind(address)
+    if not util.is_abstract_socket_namespace(address):
+        os.chmod(address, 0o600)
+    listener.listen()
+    return listener, address
 
 
 def _serve_forks(listener: int, alive_r: int) -> None:
@@ -122,6 +133,7 @@ def _serve_forks(listener: int, alive_r: int) -> None:
         from grader.sandbox.worker import walls
 
         walls.close_fds({0, 1, 2, listener, alive_r})
+        walls.become_subreaper()  # a fork's: not inherited, and serve's import (which sets it) may be done
         multiprocessing.forkserver.main(listener, alive_r, _preload)
     finally:
         os._exit(0)
@@ -129,6 +141,20 @@ def _serve_forks(listener: int, alive_r: int) -> None:
 
 _stopping: list = []
 _server_fd: dict[int, int] = {}  # the fork server's pid -> a pidfd for it, held from its start
+_warm: set[int] = set()  # fork servers forked by _fork_here, here or in the process this one was forked from
+_adopted: set[int] = set()  # fork servers that are not this process's children: alive while their pidfd says so
+
+
+def _adopted_alive() -> bool:
+    """Whether the fork server is one this process did not start and it still runs; one that died is forgotten."""
+    pid = server_pid()
+    if pid not in _adopted:
+        return False
+    fd = _server_fd.get(pid)
+    if fd is not None and not select.select([fd], [], [], 0)[0]:
+        return True
+    forget_server()
+    return False
 
 
 def _hold_server() -> None:
@@ -141,9 +167,42 @@ def _hold_server() -> None:
         _server_fd[pid] = os.pidfd_open(pid)
 
 
-def forget_server() -> None:
+def own_server() -> None:
     """In a process forked from a grader (a batch's grader process): the fork server it knows of is its parent's,
-    which it may neither use (that server's workers report to the parent) nor stop. It will start its own."""
+    which it may neither use (that server's workers report to the parent) nor stop. When that one is a warm fork
+    (`_fork_here`, from a clean batch command), this process's own is a fork of it, asked of it as a worker is:
+    torch, the meta kernels and their pages shared, started in milliseconds. Otherwise warm_up starts one."""
+    server = multiprocessing.forkserver._forkserver
+    own = None
+    if server._forkserver_pid in _warm:
+        _adopted.add(server._forkserver_pid)
+        listener, address = _listening()
+        alive_r, alive_w = os.pipe()
+        try:
+            with listener:
+                proc = _WorkerProcess(target=_serve_inherited, daemon=True)
+                proc.fds = [listener.fileno(), alive_r]
+                proc.start()
+                own = (address, alive_w, proc.pid)
+            multiprocessing.process._children.discard(proc)  # stopped by stop_server, not joined at exit
+        except (OSError, EOFError):  # the batch command's server is gone: a fresh interpreter, as anywhere else
+            os.close(alive_w)
+        finally:
+            os.close(alive_r)
+    forget_server()
+    _stopping.clear()  # the parent's exit hook: multiprocessing dropped it in this process; warm_up adds ours
+    if own is not None:
+        server._forkserver_address, server._forkserver_alive_fd, server._forkserver_pid = own
+        _adopted.add(own[2])
+        _hold_server()
+
+
+def _serve_inherited() -> None:
+    _serve_forks(*multiprocessing.forkserver.get_inherited_fds())
+
+
+def forget_server() -> None:
+    """Drop (without stopping it) the fork server this process knows of: its parent's, or one that died."""
     server = multiprocessing.forkserver._forkserver  # private, like server_pid: no public way to reset it
     if server._forkserver_alive_fd is not None:
         os.close(server._forkserver_alive_fd)  # our copy only: the parent's keeps its server alive
@@ -151,7 +210,6 @@ def forget_server() -> None:
     for fd in _server_fd.values():
         os.close(fd)
     _server_fd.clear()
-    _stopping.clear()
 
 
 def server_pid() -> int | None:
@@ -202,7 +260,8 @@ class _Popen(popen_forkserver.Popen):
             reduction.dump(process_obj, buf)
         finally:
             _context.set_spawning_popen(None)
-        self.sentinel, w = multiprocessing.forkserver.connect_to_new_process(self._fds)
+        self._fds += getattr(process_obj, "fds", [])  # the child finds them in forkserver.get_inherited_fds()
+        self.sentinel, w = _connect(self._fds)
         _parent_w = os.dup(w)
         self.finalizer = util.Finalize(self, util.close_fds, (_parent_w, self.sentinel))
         with open(w, "wb", closefd=True) as f:
@@ -210,7 +269,36 @@ class _Popen(popen_forkserver.Popen):
         self.pid = multiprocessing.forkserver.read_signed(self.sentinel)
 
 
+def _connect(fds: list[int]) -> tuple[int, int]:
+    """multiprocessing.forkserver.connect_to_new_process, also for a server this process did not start, which its
+    ensure_running (a waitpid) cannot check: (sentinel, the pipe the process object is written to)."""
+    if not _adopted_alive():
+        return multiprocessing.forkserver.connect_to_new_process(fds)
+    from multiprocessing import resource_tracker
+
+    server = multiprocessing.forkserver._forkserver
+    with socket.socket(socket.AF_UNIX) as client:
+        try:
+            client.connect(server._forkserver_address)
+        except OSError:  # it is just gone: a fresh interpreter, as anywhere else
+            forget_server()
+            return multiprocessing.forkserver.connect_to_new_process(fds)
+        parent_r, child_w = os.pipe()
+        child_r, parent_w = os.pipe()
+        try:
+            reduction.sendfds(client, [child_r, child_w, server._forkserver_alive_fd, resource_tracker.getfd(), *fds])
+            return parent_r, parent_w
+        except BaseException:
+            os.close(parent_r)
+            os.close(parent_w)
+            raise
+        finally:
+            os.close(child_r)
+            os.close(child_w)
+
+
 class _WorkerProcess(_context.ForkServerProcess):
     @staticmethod
     def _Popen(process_obj):
         return _Popen(process_obj)
+

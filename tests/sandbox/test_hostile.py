@@ -11,6 +11,7 @@ and few examples, so each case costs its limits plus a few seconds.
 from __future__ import annotations
 
 import json
+import shutil
 import os
 import re
 import signal
@@ -433,18 +434,29 @@ del sys.modules["sitecustomize"]  # leaves the reference as the only thing that 
 """
 
 
-@pytest.mark.parametrize("loaded, guard, forked, score", [("nothing", "guarded", True, 0),
-                                                          ("reference", "guarded", False, 0),
-                                                          ("reference", "unguarded", True, 100)])
-def test_check_forks_its_fork_server_only_from_a_process_without_secrets(tmp_path, loaded, guard, forked, score):
-    """`attention-grader check` forks its fork server from itself (its workers share its torch); a grader that has
+@pytest.mark.parametrize("command, loaded, guard, forked, score", [
+    ("check", "nothing", "guarded", True, 0), ("check", "reference", "guarded", False, 0),
+    ("check", "reference", "unguarded", True, 100),
+    ("grade", "nothing", "guarded", True, 0), ("grade", "reference", "unguarded", True, 100)])
+def test_a_fork_server_is_forked_only_from_a_process_without_secrets(tmp_path, command, loaded, guard, forked, score):
+    """`attention-grader check` forks its fork server from itself (its workers share its torch), and so does a
+    batch before it reads the rubric (each grader process's own server is a fork of that one); a grader that has
     loaded the reference starts a fresh one. Unguarded, the sample does find the reference: the test can fail."""
     (tmp_path / "sitecustomize.py").write_text(_BEFORE_CHECK.format(loaded=loaded, guard=guard))
-    cmd = [sys.executable, "-m", "grader.frontends.cli", "check", str(HOSTILE / "reference_by_memory.py")]
+    sample = HOSTILE / "reference_by_memory.py"
+    if command == "grade":
+        (tmp_path / "class").mkdir()
+        shutil.copy(sample, tmp_path / "class")
+    args = [sample] if command == "check" else [tmp_path / "class", "--out", tmp_path / "out", "--workers", "1"]
+    cmd = [sys.executable, "-m", "grader.frontends.cli", command, *map(str, args)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=tmp_path,
                           env={**os.environ, "PYTHONPATH": str(tmp_path)})
     assert f"FORKED {forked}" in done.stderr, done.stderr[-2000:]
-    assert done.stdout.startswith(f"reference_by_memory.py: {score}/100"), done.stdout[:500]
+    if command == "check":
+        assert done.stdout.startswith(f"reference_by_memory.py: {score}/100"), done.stdout[:500]
+    else:
+        results = json.loads((tmp_path / "out" / "reference_by_memory.py" / "results.json").read_text())
+        assert results["score"] == score, results["output"][:500]
 
 
 def test_nan_everywhere_earns_only_the_shape_points(graded):
