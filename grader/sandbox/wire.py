@@ -72,13 +72,14 @@ def recv(sock: socket.socket, deadline=None, max_payload: int = MAX_PAYLOAD) -> 
     jlen, plen = HEADER.unpack(_recv_exact(sock, HEADER.size, deadline))
     if jlen > MAX_JSON or plen > max_payload:
         raise WireError(f"frame too large ({jlen} + {plen} bytes)")
+    body = _recv_exact(sock, jlen + plen, deadline)  # one read for both: a frame is sent in one write
     try:
-        header = json.loads(_recv_exact(sock, jlen, deadline))
+        header = json.loads(body[:jlen])
     except ValueError as e:
         raise WireError(f"malformed header: {e}") from None
     if not isinstance(header, dict):
         raise WireError("header is not an object")
-    return header, _recv_exact(sock, plen, deadline)
+    return header, body[jlen:]
 
 
 def pack(tensors: list[torch.Tensor]) -> tuple[list[dict], bytes]:
