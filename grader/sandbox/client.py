@@ -167,7 +167,7 @@ class Subject:
     _meta_ready: bool = False
     _printed: str = ""  # what closed workers printed
     _calls: int = 0
-    _seen: tuple | None = None  # the last call's clock's last look at this worker
+    _seen: tuple | None = None  # what the last call's clock left: its last look at this worker (RunClock's since)
 
     # -- lifecycle -------------------------------------------------------------------------------------------
     def _start(self) -> None:

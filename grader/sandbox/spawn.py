@@ -274,31 +274,26 @@ def _connect(fds: list[int]) -> tuple[int, int]:
     ensure_running (a waitpid) cannot check: (sentinel, the pipe the process object is written to)."""
     if not _adopted_alive():
         return multiprocessing.forkserver.connect_to_new_process(fds)
-    from multiprocessing import resource_tracker
-
     server = multiprocessing.forkserver._forkserver
-    with socket.socket(socket.AF_UNIX) as client:
-        try:
-            client.connect(server._forkserver_address)
-        except OSError:  # it is just gone: a fresh interpreter, as anywhere else
-            forget_server()
-            return multiprocessing.forkserver.connect_to_new_process(fds)
-        parent_r, child_w = os.pipe()
-        child_r, parent_w = os.pipe()
-        try:
-            reduction.sendfds(client, [child_r, child_w, server._forkserver_alive_fd, resource_tracker.getfd(), *fds])
-            return parent_r, parent_w
-        except BaseException:
-            os.close(parent_r)
-            os.close(parent_w)
-            raise
-        finally:
-            os.close(child_r)
-            os.close(child_w)
+    adopted = _Adopted()
+    adopted._forkserver_address, adopted._forkserver_alive_fd = server._forkserver_address, server._forkserver_alive_fd
+    try:
+        return adopted.connect_to_new_process(fds)
+    except OSError:  # it is just gone: a fresh interpreter, as anywhere else
+        forget_server()
+        return multiprocessing.forkserver.connect_to_new_process(fds)
+
+
+class _Adopted(multiprocessing.forkserver.ForkServer):
+    """multiprocessing's client side of a fork server, for one that _adopted_alive has checked by its pidfd."""
+
+    def ensure_running(self) -> None:
+        from multiprocessing import resource_tracker
+
+        resource_tracker.ensure_running()  # all the stock one does for a server that runs, but its waitpid
 
 
 class _WorkerProcess(_context.ForkServerProcess):
     @staticmethod
     def _Popen(process_obj):
         return _Popen(process_obj)
-

@@ -11,9 +11,9 @@ and few examples, so each case costs its limits plus a few seconds.
 from __future__ import annotations
 
 import json
-import shutil
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
