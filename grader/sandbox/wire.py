@@ -46,7 +46,7 @@ def send(sock: socket.socket, header: dict, payload: bytes = b"") -> None:
     sock.sendall(b"".join((HEADER.pack(len(data), len(payload)), data, payload)))  # one write: one wake-up of the peer
 
 
-def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytes:
+def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytearray:
     buf = bytearray()
     while len(buf) < n:
         if deadline is not None:
@@ -65,7 +65,7 @@ def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytes:
         if not chunk:
             raise EOFError("peer closed the connection")
         buf += chunk
-    return bytes(buf)
+    return buf
 
 
 def recv(sock: socket.socket, deadline=None, max_payload: int = MAX_PAYLOAD) -> tuple[dict, bytes]:
@@ -79,7 +79,7 @@ def recv(sock: socket.socket, deadline=None, max_payload: int = MAX_PAYLOAD) -> 
         raise WireError(f"malformed header: {e}") from None
     if not isinstance(header, dict):
         raise WireError("header is not an object")
-    return header, body[jlen:]
+    return header, bytes(memoryview(body)[jlen:])  # the payload copied once, as when it was read on its own
 
 
 def pack(tensors: list[torch.Tensor]) -> tuple[list[dict], bytes]:
