@@ -137,8 +137,8 @@ def verdicts(results_or_grade) -> tuple[dict, list[str]]:
     return {o.id: (str(o.status), o.points) for o in results_or_grade.outcomes}, results_or_grade.mistakes()
 
 
-# One test per sample, not per rubric: a rubric's samples take a minute, too long a piece for the last one to end
-# when the other pytest processes do.
+# One test per sample, not per rubric: a rubric's samples take up to a minute together, and such a test left for
+# last kept one pytest process busy after the other had finished.
 EVERY_SAMPLE = [(rubric, sample) for rubric in sorted(p.stem for p in (ROOT / "rubrics").glob("*.toml"))
                 for sample in submissions([str(SUBMISSIONS / rubric)], SUBMISSIONS / rubric / ".grades")]
 _books: dict = {}
