@@ -150,7 +150,9 @@ def book_of(rubric: str) -> known_answers.Book:
         with built_once(f"book-{rubric}") as (folder, fresh):
             if fresh:
                 student_build.record(load(rubric), folder).save(folder / "book.pt")
-        _books[rubric] = known_answers.Book.load(folder / "book.pt")
+        book = known_answers.Book.load(folder / "book.pt")
+        assert book.plan and book.answers and (book.plants or EXERCISES[load(rubric).exercise].variants is None)
+        _books[rubric] = book
     return _books[rubric]
 
 
@@ -163,7 +165,6 @@ def test_every_rubrics_known_answers_give_the_teachers_verdicts(rubric, sample, 
     path = SUBMISSIONS / rubric / sample
     teacher = verdicts(grade_of(path, rubric))
     book = book_of(rubric)
-    assert book.plan and book.answers and (book.plants or EXERCISES[load(rubric).exercise].variants is None)
     monkeypatch.setattr(known_answers, "book", lambda: book)
     assert verdicts(Grading(path, load(rubric)).finish()) == teacher
 
