@@ -4,6 +4,7 @@ correct function, replaces it with a buggy one and checks again, and the outputs
 from __future__ import annotations
 
 import re
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -28,18 +29,19 @@ def _cells() -> list[str]:
     ]
 
 
-def _snapshots() -> set[Path]:
-    return set(Path(tempfile.gettempdir()).glob("attention-check-*"))
-
-
 @pytest.fixture(scope="module")
-def run():
-    """The notebook's cells once run, and the snapshot folders its kernel left in the temporary folder."""
+def run(request):
+    """The notebook's cells once run, and the snapshot folders its kernel left in its temporary folder: one of its
+    own, since other pytest processes run kernels and checks of their own beside it."""
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in _cells()])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    before = _snapshots()
-    nbclient.NotebookClient(nb, timeout=300, kernel_name="python3").execute()  # then shuts the kernel down
-    return nb.cells, _snapshots() - before
+    tmp = Path(tempfile.mkdtemp(prefix="kernel-tmp-"))
+    tmp.chmod(0o755)  # as root, the workers run under uids of their own and make their folders in it
+    request.addfinalizer(lambda: shutil.rmtree(tmp, ignore_errors=True))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TMPDIR", str(tmp))  # the kernel's tempfile.gettempdir()
+        nbclient.NotebookClient(nb, timeout=300, kernel_name="python3").execute()  # then shuts the kernel down
+    return nb.cells, set(tmp.glob("attention-check-*"))
 
 
 @pytest.fixture(scope="module")
