@@ -54,6 +54,10 @@ FLOAT32_NOTE = ("on float64 inputs your results have float32 precision (part of 
                 "softmax(scores.float()).type_as(q)): full marks, since the exercise's contract is float32")
 
 
+class _OffPlan(Exception):
+    """A planned example ended otherwise than on the reference (rejected here, or not): hypothesis takes over."""
+
+
 class Failed(Exception):
     """The property does not hold; the message is the counterexample, written for the student."""
 
@@ -101,7 +105,8 @@ class Ctx:
     notes: list[str] = field(default_factory=list)  # said in the report, cost nothing (float32 internals)
     reach: "object | None" = None  # a checks.reach.Reach: the input forms the function handles; None: all of them
     first: tuple | None = field(default=None, repr=False)  # (args, kw) of the current example's first call
-    # The examples hypothesis drew for this check on the reference, per `prove` call: [(strategy, [example...])].
+    # The examples hypothesis drew for this check on the reference, per `prove` call, and whether each was rejected:
+    # [(strategy, [(args, kwargs, rejected)...])].
     plan: list | None = field(default=None, repr=False)
     recording: list | None = field(default=None, repr=False)  # `prove` appends the same here while a plan is built
     _proved: int = field(default=0, repr=False)
@@ -127,9 +132,15 @@ class Ctx:
         @functools.wraps(prop)  # same name and source: hypothesis derives the derandomized seed from them
         def example(*args, **kwargs):
             self.first = None
+            inputs = _cloned((args, kwargs)) if drawn is not None else None
+            try:
+                prop(*args, **kwargs)
+            except UnsatisfiedAssumption:
+                if drawn is not None:
+                    drawn.append((*inputs, True))
+                raise
             if drawn is not None:
-                drawn.append(_cloned((args, kwargs)))
-            return prop(*args, **kwargs)
+                drawn.append((*inputs, False))
 
         test = given(strategy)(example)
         test = hypothesis.settings(
@@ -156,19 +167,25 @@ class Ctx:
             self.recording.append((strategy_key, drawn))
 
     def _holds_on(self, prop, examples: list) -> bool:
-        """Whether `prop` holds on every planned example. If not, hypothesis takes over with the calls made so far
-        answered from memory, and what the replay noted is dropped (hypothesis notes it again)."""
+        """Whether `prop` holds on every planned example, and rejects (`assume`) exactly those the reference's did:
+        hypothesis, derandomized, draws its next example from what it drew and how each one ended, so such a
+        replay is the run hypothesis would make. If not, hypothesis takes over with the calls made so far answered
+        from memory, and what the replay noted is dropped (hypothesis notes it again)."""
         notes = len(self.notes)
         self._memo, self._serving = [], False
         try:
             with warnings.catch_warnings():  # `assume` outside a hypothesis run works, and warns that it does
                 warnings.simplefilter("ignore", HypothesisDeprecationWarning)
-                for args, kwargs in examples:
+                for args, kwargs, rejected in examples:
                     self.first = None
                     try:
                         prop(*_cloned(args), **_cloned(kwargs))
                     except UnsatisfiedAssumption:
-                        pass
+                        if not rejected:
+                            raise _OffPlan from None
+                    else:
+                        if rejected:
+                            raise _OffPlan
         except Exception:  # noqa: BLE001 - Failed or not, hypothesis meets it again and reports it as before
             del self.notes[notes:]
             self._serving = True

@@ -55,3 +55,31 @@ def test_the_key_changes_with_the_rubric():
     rubric = load("chapter5")
     other = rubric.model_copy(update={"hypothesis": rubric.hypothesis.model_copy(update={"max_examples": 5})})
     assert plan.key(rubric) != plan.key(other)
+
+
+def test_a_replay_hands_over_when_an_example_is_rejected_otherwise_than_on_the_reference():
+    """Hypothesis draws each example from how the ones before ended: a replay whose rejections (`assume`) differ
+    from the reference's is not the run hypothesis would make, so hypothesis makes it."""
+    from hypothesis import assume, strategies as st
+
+    from grader.checks.core import Ctx
+    from grader.exercises import EXERCISES
+
+    def ctx(**kw) -> Ctx:
+        return Ctx(subject=None, exercise=EXERCISES["chapter5"], tolerances={}, max_examples=10, **kw)
+
+    def prop(unlike: int, met: list):
+        def example(x):
+            met.append(x)
+            assume(x % 3 != unlike)
+        return example
+
+    recorder = ctx(recording=[])
+    recorder.prove(st.integers(0, 100), prop(0, []))
+    planned = recorder.recording
+    assert any(rejected for *_, rejected in planned[0][1]) and not all(rejected for *_, rejected in planned[0][1])
+    same, other = [], []
+    ctx(plan=planned).prove(st.integers(0, 100), prop(0, same))
+    ctx(plan=planned).prove(st.integers(0, 100), prop(1, other))
+    assert same == [x for args, kw, _ in planned[0][1] for x in (*args, *kw.values())]  # replayed, and that was all
+    assert len(other) > len(same)  # the replay stopped at the first difference and hypothesis ran
