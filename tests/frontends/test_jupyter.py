@@ -3,6 +3,7 @@ correct function, replaces it with a buggy one and checks again, and the outputs
 
 from __future__ import annotations
 
+import pickle
 import re
 import shutil
 import tempfile
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CH5_DIR
+from conftest import CH5_DIR, built_once
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
@@ -30,18 +31,29 @@ def _cells() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def run(request):
-    """The notebook's cells once run, and the snapshot folders its kernel left in its temporary folder: one of its
-    own, since other pytest processes run kernels and checks of their own beside it."""
+def run():
+    """The notebook's cells once run, and the snapshot folders its kernel left behind: once per test run, since
+    pytest-xdist may hand this module's tests to both pytest processes."""
+    with built_once("jupyter-notebook") as (folder, fresh):
+        if fresh:
+            (folder / "run.pickle").write_bytes(pickle.dumps(_execute()))
+    return pickle.loads((folder / "run.pickle").read_bytes())
+
+
+def _execute() -> tuple[list, set[str]]:
+    """Run the notebook in a kernel whose temporary folder is its own (other pytest processes run kernels and
+    checks beside it), then shut the kernel down: (cells, the snapshot folders left in that folder)."""
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in _cells()])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     tmp = Path(tempfile.mkdtemp(prefix="kernel-tmp-"))
     tmp.chmod(0o755)  # as root, the workers run under uids of their own and make their folders in it
-    request.addfinalizer(lambda: shutil.rmtree(tmp, ignore_errors=True))
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("TMPDIR", str(tmp))  # the kernel's tempfile.gettempdir()
-        nbclient.NotebookClient(nb, timeout=300, kernel_name="python3").execute()  # then shuts the kernel down
-    return nb.cells, set(tmp.glob("attention-check-*"))
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("TMPDIR", str(tmp))  # the kernel's tempfile.gettempdir()
+            nbclient.NotebookClient(nb, timeout=300, kernel_name="python3").execute()
+        return nb.cells, {p.name for p in tmp.glob("attention-check-*")}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
