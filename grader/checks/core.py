@@ -186,7 +186,7 @@ class Ctx:
                     else:
                         if rejected:
                             raise _OffPlan
-        except Exception:  # noqa: BLE001 - Failed or not, hypothesis meets it again and reports it as before
+        except Exception:  # noqa: BLE001 - Failed, off the plan or not: hypothesis meets it again and says so as before
             del self.notes[notes:]
             self._serving = True
             return False
