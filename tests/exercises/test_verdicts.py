@@ -55,15 +55,14 @@ def test_hypothesis_meets_exactly_the_plans_examples_where_a_check_passes(exerci
     passes a check with exactly the examples it met on the reference, which the plan recorded. It draws each example
     from the ones before and how they ended, so a check that passes or rejects (`assume`) every planned example as the
     reference did (Ctx.prove replays them and makes sure) meets no other; that is why a replay settles it."""
-    from grader.grading import plan
-    from grader.grading.engine import Grading, record_plan
+    from grader.grading.engine import Grading
     from grader.grading.rubric import load
 
-    rubric = load(exercise)
-    grading = Grading(SUBMISSIONS / exercise / samples(exercise, ("correct_",))[0], rubric, planned=False)
+    path, rubric = SUBMISSIONS / exercise / samples(exercise, ("correct_",))[0], load(exercise)
+    grading = Grading(path, rubric, planned=False)
     grading.recorded = {}
     assert_full_marks(grading.finish())
-    planned = plan.get(rubric, lambda: record_plan(rubric))
+    planned = Grading(path, rubric).plan  # what a planned grading replays
     assert grading.recorded.keys() == planned.keys() and identical(grading.recorded, planned)
 
 
