@@ -37,14 +37,14 @@ def grade_of():
 
     spawn.warm_up(meta=True)  # hundreds of workers: each inherits the meta kernels instead of importing them
 
-    def grade(path, rubric_name: str = "chapter5", planned: bool = True, **kw):
-        """kw: how the code is read (defs_only, notebook_mode); planned=False: hypothesis for every check. The
-        pytest processes of one run share the grades through files: the first to ask grades, the others wait."""
-        key = (str(path), rubric_name, planned, tuple(sorted(kw.items())))
+    def grade(path, rubric_name: str = "chapter5", **kw):
+        """kw: how the code is read (defs_only, notebook_mode). The pytest processes of one run share the grades
+        through files: the first to ask grades, the others wait."""
+        key = (str(path), rubric_name, tuple(sorted(kw.items())))
         if key not in _grades:
             with built_once(hashlib.sha256(repr(key).encode()).hexdigest()) as (folder, fresh):
                 if fresh:
-                    done = Grading(path, rubric.load(rubric_name), reading=Reading(**kw), planned=planned).finish()
+                    done = Grading(path, rubric.load(rubric_name), reading=Reading(**kw)).finish()
                     (folder / "grade.pickle").write_bytes(pickle.dumps(done))
             _grades[key] = pickle.loads((folder / "grade.pickle").read_bytes())
         return _grades[key]
