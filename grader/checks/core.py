@@ -17,7 +17,7 @@ import warnings
 import hypothesis
 import numpy as np
 import torch
-from hypothesis import HealthCheck, Phase, given
+from hypothesis import HealthCheck, Phase, given, reject
 from hypothesis.errors import HypothesisDeprecationWarning, UnsatisfiedAssumption
 
 from grader.checks.format import inputs_named, mismatch, shape_of, shown
@@ -133,14 +133,11 @@ class Ctx:
         def example(*args, **kwargs):
             self.first = None
             inputs = _cloned((args, kwargs)) if drawn is not None else None
-            try:
-                prop(*args, **kwargs)
-            except UnsatisfiedAssumption:
-                if drawn is not None:
-                    drawn.append((*inputs, True))
-                raise
+            rejected = _rejects(prop, args, kwargs)
             if drawn is not None:
-                drawn.append((*inputs, False))
+                drawn.append((*inputs, rejected))
+            if rejected:
+                reject()
 
         test = given(strategy)(example)
         test = hypothesis.settings(
@@ -178,14 +175,8 @@ class Ctx:
                 warnings.simplefilter("ignore", HypothesisDeprecationWarning)
                 for args, kwargs, rejected in examples:
                     self.first = None
-                    try:
-                        prop(*_cloned(args), **_cloned(kwargs))
-                    except UnsatisfiedAssumption:
-                        if not rejected:
-                            raise _OffPlan from None
-                    else:
-                        if rejected:
-                            raise _OffPlan
+                    if _rejects(prop, _cloned(args), _cloned(kwargs)) != rejected:
+                        raise _OffPlan
         except Exception:  # noqa: BLE001 - Failed, off the plan or not: hypothesis meets it again and says so as before
             del self.notes[notes:]
             self._serving = True
@@ -333,6 +324,15 @@ class Ctx:
         """(rtol, atol) for values of this dtype; half precisions fall back to float32's unless the rubric sets them."""
         name = str(dtype).removeprefix("torch.")
         return self.tolerances.get(name) or self.tolerances["float32"]
+
+
+def _rejects(prop, args: tuple, kwargs: dict) -> bool:
+    """Whether `prop` rejects these inputs (`assume`); anything else it raises goes on."""
+    try:
+        prop(*args, **kwargs)
+    except UnsatisfiedAssumption:
+        return True
+    return False
 
 
 def _kv_named(message: str, case: Case | None) -> str:
