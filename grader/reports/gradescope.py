@@ -7,7 +7,7 @@ from pathlib import Path
 
 from grader.grading.outcome import Grade, Status
 from grader.reports.files import write_atomic
-from grader.reports.text import feedback, left_out, points, weak_walls
+from grader.reports.text import feedback, overview
 
 
 def gradescope(grade: Grade) -> dict:
@@ -24,11 +24,7 @@ def gradescope(grade: Grade) -> dict:
         }
         for o in grade.outcomes
     ]
-    lines = weak_walls(grade) + [f"{grade.submission}: {points(grade.score)}/{points(grade.max_score)} with rubric {grade.rubric}"]
-    lines += [f"Likely mistake: {m}" for m in grade.mistakes()]
-    lines += left_out(grade)
-    lines += ["Grading environment: " + "; ".join(grade.environment)]
-    return {"score": grade.score, "max_score": grade.max_score, "output": "\n".join(lines), "tests": tests}
+    return {"score": grade.score, "max_score": grade.max_score, "output": "\n".join(overview(grade)), "tests": tests}
 
 
 def write_json(path: str | Path, grade: Grade) -> None:

@@ -56,6 +56,14 @@ def feedback(o: Outcome, mistakes: list[str] = ()) -> str:
     return "\n".join(parts)
 
 
+def overview(grade: Grade) -> list[str]:
+    """A whole grade in a few lines for a platform's results file (Gradescope's and PrairieLearn's `output`): the
+    walls when weak, the score, the likely mistakes, what of the file did not run, where it was graded."""
+    lines = weak_walls(grade) + [f"{grade.submission}: {points(grade.score)}/{points(grade.max_score)} with rubric {grade.rubric}"]
+    lines += [f"Likely mistake: {m}" for m in grade.mistakes()]
+    return lines + left_out(grade) + ["Grading environment: " + "; ".join(grade.environment)]
+
+
 def left_out(grade: Grade) -> list[str]:
     """What of the file was not run (notebook experiments, IPython syntax, missing packages) and the notes on it:
     a student whose function needs something listed here sees why it fails."""
