@@ -1,5 +1,7 @@
-"""Build what a class grades with: `bundle gradescope` (Gradescope's autograder.zip) or `bundle student` (a
-wheel of the self-check for one rubric, without the reference, the planted bugs or the hidden checks).
+"""Build what a class grades with: `bundle gradescope` (Gradescope's autograder.zip), `bundle prairielearn` (a
+folder for a PrairieLearn course: Dockerfile, scripts, rubric, an example question), `bundle classroom` (a GitHub
+Classroom template repository) or `bundle student` (a wheel of the self-check for one rubric, without the
+reference, the planted bugs or the hidden checks).
 
 Exit status 0 with the path written, 2 on a bad rubric or an output that cannot be written.
 """
@@ -14,11 +16,22 @@ from grader.frontends import options
 
 
 def add_arguments(p) -> None:
-    kinds = p.add_subparsers(dest="kind", required=True, metavar="{gradescope,student}", parser_class=type(p))
+    kinds = p.add_subparsers(dest="kind", required=True, metavar="{gradescope,prairielearn,classroom,student}",
+                             parser_class=type(p))
     g = kinds.add_parser("gradescope", help="autograder.zip for a Gradescope programming assignment",
                          description="autograder.zip: setup.sh, run_autograder, the rubric and the grader's wheel")
     options.add_rubric(g.add_argument)
     g.add_argument("-o", "--output", default="autograder.zip", metavar="ZIP", help="where to write it (default: autograder.zip)")
+    pl = kinds.add_parser("prairielearn", help="a folder for PrairieLearn's external grading (docs/prairielearn.md)",
+                          description="Dockerfile, setup.sh, grade.sh (the entrypoint), the rubric, the grader's wheel "
+                                      "and question/info.json + question.html for a question graded by them")
+    options.add_rubric(pl.add_argument)
+    pl.add_argument("-o", "--output", default="prairielearn", metavar="DIR", help="folder to write (default: prairielearn)")
+    c = kinds.add_parser("classroom", help="a GitHub Classroom template repository (docs/classroom.md)",
+                         description="template/ (the workflow, one autograding step per check, the student build of "
+                                     "the grader, a README for students) and README.md for the teacher")
+    options.add_rubric(c.add_argument)
+    c.add_argument("-o", "--output", default="classroom", metavar="DIR", help="folder to write (default: classroom)")
     s = kinds.add_parser("student", help="a wheel of the self-check for students, without the solution",
                          description="an installable wheel: `attention-grader check` and the Jupyter check for one "
                                      "rubric, with known answers in place of the reference")
@@ -54,6 +67,11 @@ def run(args) -> int:
                 from grader.frontends import autograder
 
                 written = autograder.build(path, Path(args.output), build_dir=Path(tmp))
+            elif args.kind in ("prairielearn", "classroom"):
+                from grader.frontends import classroom, prairielearn
+
+                platform = prairielearn if args.kind == "prairielearn" else classroom
+                written = platform.build(rubric, path, Path(args.output), build_dir=Path(tmp))
             else:
                 from grader.frontends import student_build
 
