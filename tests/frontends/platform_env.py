@@ -24,9 +24,15 @@ HIDDEN = "reference_match"  # gradients depends on it: a student build grades ne
 LEFT_OUT = ("attention_grader", "__editable__", "grader", "pip", "_distutils_hack")  # what pip must install itself
 
 
-def course(folder: Path, **limits) -> Path:
-    """chapter5 as a teacher's own rubric file, with HIDDEN hidden and some [limits] changed."""
+def course(folder: Path, checks: tuple[str, ...] = (), **limits) -> Path:
+    """chapter5 as a teacher's own rubric file, with HIDDEN hidden, only `checks` (all when none are named) and
+    some [limits] changed."""
     lines = (ROOT / "rubrics" / "chapter5.toml").read_text().splitlines()
+    if checks:
+        sections = [i for i, line in enumerate(lines) if line.startswith("[")] + [len(lines)]
+        dropped = {i for at, end in zip(sections, sections[1:]) if lines[at].startswith("[checks.")
+                   and lines[at][len("[checks."):-1] not in checks for i in range(at, end)}
+        lines = [line for i, line in enumerate(lines) if i not in dropped]
     for key, value in limits.items():
         (at,) = [i for i, line in enumerate(lines) if line.startswith(f"{key} = ")]
         lines[at] = f"{key} = {value}"
@@ -37,6 +43,7 @@ def course(folder: Path, **limits) -> Path:
 
 
 QUICK = {"call_timeout": 1, "total_timeout": 20}  # so that an endless loop ends soon
+FEW = ("loads", "output_shape", "content_dependent", "future_weights_zero", "sqrt_scaling", HIDDEN, "gradients", "policy")
 
 
 def layer() -> Path:

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 import platform_env
 from conftest import CH5_DIR, SUBMISSIONS, built_once
-from platform_env import HIDDEN, QUICK
+from platform_env import FEW, HIDDEN, QUICK
 
 from grader.frontends import prairielearn
 
@@ -101,7 +101,7 @@ def pl():
 
 
 def build(folder: Path) -> None:
-    rubric = platform_env.course(folder, **QUICK)
+    rubric = platform_env.course(folder, FEW, **QUICK)  # Gradescope's tests grade all 17 checks
     done = subprocess.run([sys.executable, "-m", "grader.frontends.cli", "bundle", "prairielearn", "--rubric", str(rubric),
                            "-o", str(folder / "out")], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
@@ -167,17 +167,17 @@ def test_the_folder_holds_the_image_the_scripts_and_a_question(pl):
                          ids=["correct", "buggy", "hostile", "missing"])
 def test_results_json_is_valid_for_every_kind_of_submission(pl, tmp_path, sample):
     results = graded(pl, tmp_path, sample)
-    assert results.gradable is True and len(results.tests) == 17
-    assert sum(t.max_points for t in results.tests) == 100
+    assert results.gradable is True and [t.name for t in results.tests] == list(FEW)
+    assert sum(t.max_points for t in results.tests) == 43
     loads = next(t for t in results.tests if t.name == "loads")
     if sample == "correct_basic.py":
-        assert results.score == 1 and "100/100" in results.message
+        assert results.score == 1 and "43/43" in results.message
     elif sample == "bug_no_scaling.py":
         assert 0 < results.score < 1 and "likely mistake: no scaling" in results.message
     elif sample is None:
         assert results.score == 0 and loads.points == 0 and "holds no .py or .ipynb file" in loads.output
     else:  # returns zeros and writes "forged by the submission" wherever it can reach
-        assert results.score < 0.1 and "forged" not in json.dumps(results.model_dump())
+        assert results.score <= 5 / 43 and "forged" not in json.dumps(results.model_dump())
 
 
 def test_a_broken_submission_says_so(pl, tmp_path):
@@ -267,9 +267,8 @@ def test_the_dockerfile_builds_an_image_that_grades(request, tmp_path):
     assert valid((root / "results" / "results.json").read_bytes()).score == 1
 
 
-@pytest.mark.parametrize("kind", ["prairielearn", "classroom"])
-def test_a_bad_rubric_is_one_line(tmp_path, kind):
-    done = subprocess.run([sys.executable, "-m", "grader.frontends.cli", "bundle", kind, "--rubric", "nope"],
+def test_a_bad_rubric_is_one_line(tmp_path):  # bundle classroom's own refusal: test_bundle_classroom's whole points
+    done = subprocess.run([sys.executable, "-m", "grader.frontends.cli", "bundle", "prairielearn", "--rubric", "nope"],
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "nope" in done.stderr
     assert list(tmp_path.iterdir()) == []
