@@ -22,14 +22,15 @@ class Status(StrEnum):
 class Failure(StrEnum):
     """Why a check failed: a verdict on the function, or a submission that could not be graded in full."""
 
-    WRONG = "wrong"  # the property does not hold, or the function raised: a verdict
+    WRONG = "wrong"  # the property does not hold: a verdict
+    RAISED = "raised"  # the function raised on the check's inputs: a verdict, whose error and line say the cause
     NOT_LOADED = "not loaded"  # the file did not run or defines no entry point
     LOST = "lost"  # the worker timed out, ran out of memory or died
     GRADER = "grader error"  # a bug of ours
 
     @property
     def errored(self) -> bool:
-        return self is not Failure.WRONG
+        return self not in (Failure.WRONG, Failure.RAISED)
 
 
 @dataclass
@@ -65,6 +66,7 @@ class Grade:
     output: str = ""
     diagnosis: list[str] = field(default_factory=list)  # names of known mistakes the behaviour matches
     exercise: str = ""  # whose mistakes the diagnosis names
+    behaviour: str = ""  # digest of its wrong answers on the diagnosis probes (diagnosis.behaviour): twins share it
 
     def as_dict(self) -> dict:
         d = asdict(self)
