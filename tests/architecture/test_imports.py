@@ -8,7 +8,8 @@ from pathlib import Path
 from conftest import ROOT
 
 GRADER = ROOT / "grader"
-STAGES = ["submission", "sandbox", "checks", "exercises", "grading", "reports", "frontends"]  # the pipeline, in order
+# the pipeline, in order
+STAGES = ["submission", "sandbox", "checks", "exercises", "grading", "insight", "reports", "frontends"]
 WORKER = "grader.sandbox.worker"
 WORKER_MAY_IMPORT = ("grader.sandbox.wire", "grader.sandbox.spawn", WORKER)  # the fork server preloads spawn too
 

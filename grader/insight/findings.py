@@ -1,0 +1,36 @@
+"""The class insight in one call: read every submission's text, fingerprint it (the starter's lines left out), find
+the similar pairs, trace each submission to a public source or a teacher's folder, and group behaviour twins."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.grading.outcome import Grade
+from grader.insight import corpus, similarity, texts, twins, winnow
+from grader.submission.reading import Reading
+
+
+@dataclass(frozen=True)
+class Findings:
+    texts: dict[str, texts.Text]  # the submissions that have text to compare (the pages show their regions)
+    pairs: list[similarity.Pair]
+    traces: list[similarity.Trace]
+    twins: list[twins.Twins]
+    sources: list[corpus.Source] = field(default_factory=list)  # what the traces were looked for in
+
+
+def examine(subs: dict[str, Path], grades: list[Grade], starters: list[Path] = (), compare_with: list[Path] = (),
+            reading: Reading = Reading()) -> Findings:
+    read = {name: t for name, t in texts.read_all(subs, reading).items() if t is not None}
+    given = texts.read_all({f"starter {i}": path for i, path in enumerate(starters)}, reading)
+    starter = winnow.Starter.of([tok for t in given.values() for tok in _tokens(t)])
+    prints = {name: winnow.fingerprint(corpus.text_tokens(t), starter) for name, t in read.items()}
+    sources = corpus.public() + [s for folder in compare_with for s in corpus.folder_sources(folder, reading)]
+    ignore = corpus.idioms(sources)
+    return Findings(read, similarity.pairs(prints, ignore), similarity.traces(prints, sources, ignore),
+                    twins.twins(grades), sources)
+
+
+def _tokens(text: texts.Text | None):
+    return corpus.text_tokens(text) if text is not None else []
