@@ -3,8 +3,9 @@ grader process on a Dask worker; everything that is state stays here.
 
 The client (this process) keeps the gradebook, the output files and the progress line, and commits each result
 the moment it arrives, so a killed client, a lost worker or a restarted scheduler loses nothing finished and the
-same command resumes. A task carries the submission's bytes (a file, or a folder's files as a small tar archive:
-workers share no file system with the client) with the rubric and the client's grader hash; it returns bytes:
+same command resumes. A task carries the bytes of the submission's staged copy (submission.staging: a file, or a
+folder's files as a small tar archive; workers share no file system with the client), or why it could not be staged,
+with the rubric and the client's grader hash; it returns bytes:
 JSON holding the grade and the feedback pages, which this process writes where the local pool's grader processes
 write them. Nothing here imports Dask until --scheduler asks for it, and the core install does not pull it.
 """
@@ -109,7 +110,7 @@ class Backend:
     def threads(self) -> int:
         return sum(self.client.nthreads().values())
 
-    def grade_all(self, todo: list[tuple[str, Path, str]], rubric, loading: dict, key: str, out: Path,
+    def grade_all(self, todo: list[tuple[str, object, str]], rubric, loading: dict, draws, key: str, out: Path,
                   save, progress) -> dict[str, str]:
         """As grade._grade_all, on the cluster: `save(name, hash, grade dict)` each grade as it arrives, after its
         feedback pages are written; `progress.step` after each. Returns name -> why for submissions that could
@@ -118,21 +119,18 @@ class Backend:
 
         from grader.frontends.store import release
 
-        common = dict(rubric=rubric.model_dump_json(), origin=rubric.origin, key=key, loading=loading, release=release())
+        common = dict(rubric=rubric.model_dump_json(), origin=rubric.origin, key=key, loading=loading, release=release(),
+                      salt=draws.salt.hex())  # the course secret travels to the teacher's workers, never back
         window = max(16, 2 * self.threads())  # submissions in flight: the scheduler holds their bytes, not all of them
         pending = iter(todo)
         names: dict = {}
         errors: dict[str, str] = {}
 
         def submit_next() -> None:
-            for name, path, h in pending:
-                try:
-                    archive = pack(path)
-                except OSError as e:  # unreadable since it was hashed: this submission's error, not the run's
-                    errors[name] = f"could not read it: {e.strerror or e}"
-                    progress.step(failed_on="this machine")
-                    continue
-                fut = self.client.submit(grade_task, str(path), archive, h, common, pure=False, retries=1,
+            for name, staged, h in pending:
+                archive = pack(staged.copy) if staged.copy is not None else b""
+                fut = self.client.submit(grade_task, str(staged.shown), archive, staged.refused, h, common,
+                                         pure=False, retries=1,
                                          key=f"attention-grader-{_slug(name)}-{os.urandom(6).hex()}")
                 names[fut] = (name, h)
                 running.add(fut)
@@ -204,58 +202,40 @@ def write_feedback(folder: Path, files: dict[str, str]) -> None:
 
 
 # -- the submission's bytes ----------------------------------------------------------------------------------
-def pack(path: Path) -> bytes:
-    """The submission as a tar archive of one member named like it: a file, or a folder with its files and links
-    (never followed), without __pycache__ or special files (submission_hash's view of it)."""
+def pack(copy: Path) -> bytes:
+    """A staged copy as a tar archive of one member named like it: a file, or a folder of regular files."""
     def keep(info: tarfile.TarInfo):
-        if "__pycache__" in info.name.split("/") or not (info.isfile() or info.isdir() or info.issym()):
-            return None
         info.uid = info.gid = 0
         info.uname = info.gname = ""
         return info
 
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=1) as tar:
-        tar.add(path, arcname=path.name, filter=keep)
+        tar.add(copy, arcname=copy.name, filter=keep)
     return buf.getvalue()
 
 
-def unpack(archive: bytes, path: str, scratch: Path) -> tuple[Path, Path]:
-    """Unpack a submission under `scratch` so that `path` (relative, as the client was given it) names it from the
-    returned folder; an absolute path gets a copy at the returned second path. Returns (cwd, the copy's path)."""
-    given = Path(path)
-    if given.is_absolute():
-        cwd = scratch
-        copy = scratch / "abs" / given.relative_to(given.anchor)
-    else:
-        ups = sum(part == ".." for part in given.parts)
-        cwd = scratch.joinpath("up", *["up"] * ups)  # ../x still lands inside scratch
-        copy = Path(os.path.normpath(cwd / given))
-    copy.parent.mkdir(parents=True, exist_ok=True)
-
-    def inside(info: tarfile.TarInfo, dest: str):
-        try:
-            return tarfile.data_filter(info, dest)
-        except tarfile.FilterError:  # a link out of the submission: the worker's file system is not the student's
-            return None
-
+def unpack(archive: bytes, scratch: Path) -> Path:
+    """The staged copy again, under `scratch`; tarfile's data filter refuses anything but files and folders
+    inside it (an archive is the client's, but a worker trusts no bytes it did not check)."""
     with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
-        tar.extractall(copy.parent, filter=inside)
-    return cwd, copy
+        members = tar.getmembers()
+        tar.extractall(scratch, filter="data")
+    return scratch / members[0].name.split("/")[0]
 
 
 # -- on a Dask worker ----------------------------------------------------------------------------------------
-def grade_task(path: str, archive: bytes, h: str, common: dict) -> bytes:
-    """A Dask task: grade one submission in this worker's warm grader process; JSON bytes back, never an exception
-    for a submission's own trouble (a dead grader process raises, for Dask's one retry)."""
+def grade_task(path: str, archive: bytes, refused: str, h: str, common: dict) -> bytes:
+    """A Dask task: grade one staged submission (or its refusal) in this worker's warm grader process; JSON bytes
+    back, never an exception for a submission's own trouble (a dead grader process raises, for Dask's one retry)."""
     from distributed import get_worker
 
     worker = get_worker()
     try:  # the worker's own scratch folder (--local-directory, dask-jobqueue's local_directory)
         with tempfile.TemporaryDirectory(prefix="attention-grader-task-", dir=worker.local_directory) as tmp:
-            cwd, copy = unpack(archive, path, Path(tmp))
+            copy = unpack(archive, Path(tmp) / "copy") if archive else None
             folder = Path(tmp) / "feedback"
-            req = dict(common, path=path, cwd=str(cwd), copy=str(copy), folder=str(folder), hash=h)
+            req = dict(common, path=path, copy=str(copy) if copy else None, refused=refused, folder=str(folder), hash=h)
             reply = _graders.run(req, common["rubric"], common["origin"])
             if "grade" in reply:
                 reply["files"] = {p.name: base64.b64encode(p.read_bytes()).decode("ascii")

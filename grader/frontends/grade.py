@@ -13,10 +13,11 @@ import os
 import signal
 import sqlite3
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-from grader.frontends import options
+from grader.frontends import class_insight, options
 
 SKIP = ("README", "readme")  # notes beside the submissions, not submissions
 
@@ -44,6 +45,7 @@ def add_arguments(p) -> None:
     p.add_argument("--scheduler", type=_scheduler, metavar="tcp://HOST:PORT|local:N",
                    help="grade on a Dask cluster (needs attention-grader[dask]): a running scheduler's address, or "
                         "local:N for a local cluster of N worker processes; --workers then does not apply")
+    class_insight.add_arguments(p)  # --starter, --compare-with
 
 
 def _scheduler(text: str) -> str:
@@ -82,6 +84,7 @@ def run(args) -> int:
         from grader.sandbox import spawn
 
         spawn.warm_up(meta=True)  # forked from here while nothing secret is loaded: its forks serve the graders
+    from grader.checks import draws as drawing
     from grader.frontends import store as gradebook
     from grader.sandbox import confinement
     from grader.grading.rubric import RubricError, load  # here, not at the top: `import grader.cli` must not import torch
@@ -92,9 +95,12 @@ def run(args) -> int:
         if out.exists() and not out.is_dir():
             raise BadInput(f"--out {out}: exists and is not a folder")
         rubric = load(args.rubric)
+        from grader.grading.engine import default_draws
+
+        draws = default_draws()
         confinement.walls()  # here, once: a wall down stops the batch before any grader process starts
         store = gradebook.Store(out)
-    except (RubricError, BadInput) as e:
+    except (RubricError, BadInput, drawing.SecretError) as e:
         print(f"attention-grader: {e}", file=sys.stderr)
         return 2
     except sqlite3.DatabaseError as e:
@@ -105,38 +111,40 @@ def run(args) -> int:
         print(f"attention-grader: {e.filename or out}: {e.strerror}", file=sys.stderr)
         return 2
     reading = options.reading(vars(args).get)
-    key = gradebook.grader_hash(rubric, reading.as_dict())
-    hashes = {name: gradebook.submission_hash(path) for name, path in subs.items()}
-    todo = [n for n in subs if args.force or not store.current(n, hashes[n], key) or not (out / n / "feedback.md").exists()]
-    backend = None
-    if todo and vars(args).get("scheduler"):
-        from grader.frontends import cluster
+    key = gradebook.grader_hash(rubric, reading.as_dict(), draws)
+    with tempfile.TemporaryDirectory(prefix="attention-grader-staged-") as scratch:
+        staged = stage_all(subs, Path(scratch), rubric)
+        hashes = {name: gradebook.submission_hash(s) for name, s in staged.items()}
+        todo = [n for n in subs if args.force or not store.current(n, hashes[n], key) or not (out / n / "feedback.md").exists()]
+        backend = None
+        if todo and vars(args).get("scheduler"):
+            from grader.frontends import cluster
 
-        try:
-            backend = cluster.connect(args.scheduler)  # before any output: an unreachable scheduler is one line
-        except cluster.Unavailable as e:
-            store.close()
-            print(f"attention-grader: {e}", file=sys.stderr)
-            return 2
-    print(f"{len(subs)} submissions: {len(todo)} to grade, {len(subs) - len(todo)} unchanged since the last run",
-          file=sys.stderr)
-    errors: dict[str, str] = {}
-    if todo:
-        jobs = [(n, subs[n], hashes[n]) for n in todo]
-        save = lambda name, h, grade: store.put(name, h, key, grade)  # noqa: E731
-        try:
-            if backend is None:
-                errors = _grade_all(jobs, rubric, reading.as_dict(), out, min(args.workers, len(todo)), save)
-            else:
-                with backend:
-                    errors = backend.grade_all(jobs, rubric, reading.as_dict(), key, out, save,
-                                               Progress(len(jobs), backend.describe()))
-        except KeyboardInterrupt:
-            left = sum(not store.current(n, hashes[n], key) for n in subs)
-            print(f"\nattention-grader: interrupted; {len(subs) - left} of {len(subs)} graded and saved in {out}."
-                  " Run the same command again to grade the rest.", file=sys.stderr)
-            return 130
-    _finish(out, store.grades(list(subs)), rubric.order())
+            try:
+                backend = cluster.connect(args.scheduler)  # before any output: an unreachable scheduler is one line
+            except cluster.Unavailable as e:
+                store.close()
+                print(f"attention-grader: {e}", file=sys.stderr)
+                return 2
+        print(f"{len(subs)} submissions: {len(todo)} to grade, {len(subs) - len(todo)} unchanged since the last run",
+              file=sys.stderr)
+        errors: dict[str, str] = {}
+        if todo:
+            jobs = [(n, staged[n], hashes[n]) for n in todo]
+            save = lambda name, h, grade: store.put(name, h, key, grade)  # noqa: E731
+            try:
+                if backend is None:
+                    errors = _grade_all(jobs, rubric, reading.as_dict(), draws, out, min(args.workers, len(todo)), save)
+                else:
+                    with backend:
+                        errors = backend.grade_all(jobs, rubric, reading.as_dict(), draws, key, out, save,
+                                                   Progress(len(jobs), backend.describe()))
+            except KeyboardInterrupt:
+                left = sum(not store.current(n, hashes[n], key) for n in subs)
+                print(f"\nattention-grader: interrupted; {len(subs) - left} of {len(subs)} graded and saved in {out}."
+                      " Run the same command again to grade the rest.", file=sys.stderr)
+                return 130
+    _finish(out, store.grades(list(subs)), rubric.order(), subs, args)
     store.close()
     for name, why in sorted(errors.items()):
         print(f"attention-grader: {name}: not graded: {why}", file=sys.stderr)
@@ -147,25 +155,45 @@ def run(args) -> int:
     return 0
 
 
-def _finish(out: Path, grades, check_ids: list[str]) -> None:
-    """Every file from the database, then the gradebook table and the class summary on the terminal."""
+def stage_all(subs: dict[str, Path], into: Path, rubric) -> dict:
+    """Every submission's private copy (submission.staging), made here once: the hash and the grading read it."""
+    from grader.submission import staging
+
+    caps = staging.Caps.of(rubric.limits)
+    found = {}
+    for name, path in subs.items():
+        try:
+            found[name] = staging.stage(path, into, caps)
+        except staging.LoadError as e:  # gone since it was listed
+            found[name] = staging.Staged(path, None, str(e))
+    return found
+
+
+def _finish(out: Path, grades, check_ids: list[str], subs: dict[str, Path], args) -> None:
+    """Every file from the database (and the class insight from the submissions' text), then the gradebook table
+    and the class summary on the terminal."""
     from tabulate import tabulate
 
     from grader.reports import gradebook, summary
     from grader.reports.text import points
 
     gradebook.export(out, grades, check_ids)
-    text = summary.write(out, grades)
+    found = class_insight.examine(grades, subs, args)
+    insight = class_insight.write(out, grades, check_ids, found)
+    text = summary.write(out, grades, found)
     rows = [[g.submission, f"{points(g.score)}/{points(g.max_score)}",
              ", ".join(o.id for o in g.outcomes if o.status == "failed")] for g in grades]
     print(tabulate(rows, headers=["submission", "score", "failed checks"]))
     print()
     print(text.replace(f"![score histogram]({summary.PNG})", f"Histogram: {out / summary.PNG}"), end="")
-    print(f"\nWritten to {out}: gradebook.csv, summary.md, and per submission results.json, junit.xml, feedback.md/.html")
+    print(f"\n{insight}")
+    print(f"\nWritten to {out}: gradebook.csv, summary.md, class.html, similarity.csv, provenance.csv, twins.csv, and per "
+          "submission results.json, junit.xml, feedback.md/.html")
 
 
 # -- the pool ------------------------------------------------------------------------------------------------
-def _grade_all(todo: list[tuple[str, Path, str]], rubric, loading: dict, out: Path, workers: int, save) -> dict[str, str]:
+def _grade_all(todo: list[tuple[str, object, str]], rubric, loading: dict, draws, out: Path, workers: int,
+               save) -> dict[str, str]:
     """Grade in `workers` grader processes; `save(name, hash, grade dict)` each grade as it arrives.
 
     Grader processes are forked from this one, which has imported torch and the rubric and has no thread yet (the
@@ -184,7 +212,7 @@ def _grade_all(todo: list[tuple[str, Path, str]], rubric, loading: dict, out: Pa
     progress = Progress(len(todo), workers)
     errors = {}
     try:
-        futures = {pool.submit(_grade, str(path), str(out / name), loading): (name, h) for name, path, h in todo}
+        futures = {pool.submit(_grade, staged, str(out / name), loading, draws): (name, h) for name, staged, h in todo}
         for future in as_completed(futures):
             name, h = futures[future]
             try:
@@ -248,14 +276,15 @@ def rubric_from_json(rubric_json: str, origin: str):
     return rubric
 
 
-def _grade(path: str, folder: str, loading: dict, rubric=None) -> str:
-    """One submission, in a warm grader process: its feedback pages in `folder`, its grade as JSON text. The one
-    grading function of the batch command: the local pool and a Dask worker's grader process both call it."""
+def _grade(staged, folder: str, loading: dict, draws, rubric=None) -> str:
+    """One staged submission (submission.staging.Staged) under the batch's draws (checks.draws), in a warm grader
+    process: its feedback pages in `folder`, its grade as JSON text. The one grading function of the batch command:
+    the local pool and a Dask worker's grader process both call it."""
     from grader.grading.engine import Grading
     from grader.reports import feedback_page
     from grader.submission.reading import Reading
 
-    grade = Grading(path, rubric or _rubric, reading=Reading(**loading)).finish()
+    grade = Grading(staged.shown, rubric or _rubric, reading=Reading(**loading), staged=staged, draws=draws).finish()
     feedback_page.write(grade, folder)
     return json.dumps(grade.as_dict())
 

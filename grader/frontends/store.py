@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
-import stat
 from dataclasses import fields
 from pathlib import Path
 
@@ -22,36 +20,19 @@ DB_NAME = "gradebook.sqlite"
 
 
 # -- keys ----------------------------------------------------------------------------------------------------
-def submission_hash(path: Path) -> str:
-    """sha256 of the path as given (the replay commands in the feedback name it) and of the file, or of a folder's
-    files (relative path and content, sorted); symlinks inside count by their target's name and are never
-    followed, so a link to /dev/zero cannot hang the batch."""
-    h = hashlib.sha256(f"{path}\n".encode())
-    root = Path(path)
-    entries = [root] if not root.is_dir() else sorted(
-        p for p in root.rglob("*") if "__pycache__" not in p.relative_to(root).parts
-    )
-    for p in entries:
-        rel = p.relative_to(root).as_posix() if p != root else p.name
-        st = os.lstat(p) if p != root else os.stat(p)
-        if stat.S_ISREG(st.st_mode):
-            h.update(f"file {rel} {st.st_size}\n".encode())
-            with open(p, "rb") as f:
-                for block in iter(lambda: f.read(1 << 20), b""):
-                    h.update(block)
-        elif stat.S_ISLNK(st.st_mode):
-            h.update(f"link {rel} {os.readlink(p)}\n".encode())
-        elif not stat.S_ISDIR(st.st_mode):
-            h.update(f"special {rel}\n".encode())
-    return h.hexdigest()[:32]
+def submission_hash(staged) -> str:
+    """sha256 of the path as given (the replay commands in the feedback name it) and of the submission's staged
+    copy (submission.staging: what grading reads), or of why it could not be staged."""
+    return hashlib.sha256(f"{staged.shown}\n{staged.digest()}\n".encode()).hexdigest()[:32]
 
 
-def grader_hash(rubric, loading: dict) -> str:
+def grader_hash(rubric, loading: dict, draws) -> str:
     """The rubric (its content and the name it was given by: the replay commands in the feedback name it), how code
-    is read (--defs-only, --notebook-mode) and the grader's version. Not the grader's source: a local edit of a
-    check needs --force to apply to graded work."""
+    is read (--defs-only, --notebook-mode), the draws (checks.draws: another course secret draws other examples)
+    and the grader's version. Not the grader's source: a local edit of a check needs --force to apply to graded
+    work."""
     how = json.dumps(loading, sort_keys=True)
-    return hashlib.sha256(f"{content_hash(rubric)} {rubric.origin} {how} {release()}\n".encode()).hexdigest()[:32]
+    return hashlib.sha256(f"{content_hash(rubric)} {rubric.origin} {how} {draws.key} {release()}\n".encode()).hexdigest()[:32]
 
 
 def release() -> str:

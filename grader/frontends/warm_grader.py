@@ -6,9 +6,9 @@ multiprocessing: a Dask worker process is daemonic, and a daemonic process may n
 (dask/distributed#2142, #2718), while a grader process starts a fork server whose forked workers run the student
 code. It imports torch once and grades submission after submission.
 
-A request: {"path", "cwd", "folder", "hash", "loading", "rubric", "origin", "key"}; `path` is the submission's path as
-the batch command was given it, found from `cwd` (where the Dask worker unpacked the submission's bytes) unless it
-is an absolute path that holds the same content here (a shared file system). The rubric and the grader's version
+A request: {"path", "copy", "refused", "folder", "hash", "loading", "rubric", "origin", "key", "salt"}; `path` is the
+submission's path as the batch command was given it (what the reports name), `copy` its staged copy as the Dask
+worker unpacked it, `refused` why the batch command could not stage it. The rubric and the grader's version
 are checked against `key`, the batch command's grader hash, before grading: a mismatch is an error, never a
 silent regrade under another rubric. A reply: {"grade": the grade as JSON text} or {"error": one line}.
 """
@@ -46,11 +46,10 @@ def main(argv: list[str]) -> int:
     rubric_json, origin = argv
     first = grade.warm_up(rubric_json, origin)
     rubrics = {(rubric_json, origin): first}
-    home = os.getcwd()
     for line in sys.stdin:
         req = json.loads(line)
         try:
-            reply = {"grade": _handle(req, rubrics, home)}
+            reply = {"grade": _handle(req, rubrics)}
         except Mismatch as e:
             reply = {"error": str(e)}
         except Exception as e:  # noqa: BLE001 - this submission's error; the process stays for the next one
@@ -60,28 +59,25 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def _handle(req: dict, rubrics: dict, home: str) -> str:
+def _handle(req: dict, rubrics: dict) -> str:
     from pathlib import Path
 
+    from grader.checks.draws import Draws
     from grader.frontends import grade, store
+    from grader.submission.staging import Staged
 
+    draws = Draws(bytes.fromhex(req["salt"]))
     which = (req["rubric"], req["origin"])
     if which not in rubrics:
         rubrics[which] = grade.rubric_from_json(*which)
     rubric = rubrics[which]
-    here = store.grader_hash(rubric, req["loading"])
+    here = store.grader_hash(rubric, req["loading"], draws)
     if here != req["key"]:
         raise Mismatch(f"this Dask worker grades differently from the batch command (attention-grader "
                        f"{store.release()} here, {req['release']} there, or the rubric reads differently here): "
                        "install the same version everywhere")
-    path = req["path"]
-    shared = os.path.isabs(path) and os.path.exists(path) and store.submission_hash(Path(path)) == req["hash"]
-    os.chdir(home if shared else req["cwd"])  # a relative path is found where its bytes were unpacked
-    try:
-        return grade._grade(path if shared or not os.path.isabs(path) else req["copy"], req["folder"], req["loading"],
-                            rubric)
-    finally:
-        os.chdir(home)
+    staged = Staged(Path(req["path"]), Path(req["copy"]) if req["copy"] else None, req["refused"])
+    return grade._grade(staged, req["folder"], req["loading"], draws, rubric)
 
 
 if __name__ == "__main__":

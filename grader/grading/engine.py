@@ -8,12 +8,15 @@ from __future__ import annotations
 import functools
 import inspect
 import shlex
+import shutil
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
 import hypothesis.errors
 import torch
 
+from grader.checks import draws as drawing
 from grader.checks import known_answers
 from grader.checks import reach as reaching
 from grader.checks.core import Case, Ctx, Failed
@@ -24,7 +27,8 @@ from grader.grading import DEFAULT_RUBRIC
 from grader.grading.rubric import Rubric
 from grader.sandbox import confinement
 from grader.sandbox.client import StudentError, Subject, WorkerLost
-from grader.submission import loader, policy
+from grader.sandbox.wire import Kind
+from grader.submission import loader, policy, staging
 from grader.submission.reading import Reading
 from grader.submission.source import LoadError, Source
 
@@ -39,6 +43,12 @@ def environment() -> list[str]:
     return confinement.environment()
 
 
+def default_draws() -> drawing.Draws:
+    """A student build's own draws, else the course secret's (SecretError when one is named but unusable)."""
+    book = known_answers.book()
+    return book.draws() if book else drawing.course()
+
+
 def replay_command(path: str | Path, rubric: str, check_id: str, reading: Reading) -> str:
     """The one-line command that replays `check_id` on `path`, with the options that read its code the same way."""
     cmd = shlex.join(["attention-grader", "replay", str(path), "--check", check_id, *reading.argv()])
@@ -47,13 +57,21 @@ def replay_command(path: str | Path, rubric: str, check_id: str, reading: Readin
 
 class Grading:
     def __init__(self, path: str | Path, rubric: Rubric, *, device: str = "cpu", reading: Reading = Reading(),
-                 planned: bool = True, context=None):
-        """planned: replay the rubric's example plan (same verdicts; hypothesis only where one fails).
-        context: makes each check's Ctx (a student build's answers from its book; the teacher's recorder)."""
+                 planned: bool = True, context=None, staged: staging.Staged | None = None,
+                 draws: drawing.Draws | None = None):
+        """path: the submission as the caller names it; staged: its copy, when the caller staged it already (a
+        batch hashes the copy first), else it is staged here when it loads, and removed at close.
+        planned: replay the rubric's example plan (same verdicts; hypothesis only where one fails).
+        context: makes each check's Ctx (a student build's answers from its book; the teacher's recorder).
+        draws: what seeds the examples (checks.draws): the course secret of the environment by default, a student
+        build's own salt there."""
         self.path = Path(path)
+        self.staged = staged
+        self._scratch: str | None = None  # the folder of a copy staged here
         self.planned = planned
         self.recorded: dict[str, list] | None = None  # set while grading the reference records the plan
         self.book = known_answers.book()  # None in the teacher's grader, which has the reference
+        self.draws = draws or default_draws()
         self.context = context or (known_answers.replaying(self.book) if self.book else Ctx)
         self.rubric = rubric
         self.exercise = EXERCISES[rubric.exercise]
@@ -66,6 +84,7 @@ class Grading:
         self.subject: Subject | None = None
         self.cases: dict[str, Case | None] = {}
         self.diagnosis: list[str] = []
+        self.behaviour = ""  # the digest of its wrong answers on the diagnosis probes (set by diagnose)
         self.reach: reaching.Reach | None = None  # the input forms the function handles, measured once
         self._measured = False
         self._lost = ""  # the worker was lost measuring the reach: output_shape says how
@@ -116,7 +135,7 @@ class Grading:
         if self.subject is None and self.outcome("loads").status is not Status.PASSED:  # a check that forgot `depends`
             return Status.SKIPPED, "skipped: loads did not pass"
         spec = self.rubric.checks[cid]
-        ctx = self._ctx(spec.max_examples or self.rubric.hypothesis.max_examples, plan=self.plan.get(cid),
+        ctx = self._ctx(spec.max_examples or self.rubric.hypothesis.max_examples, check=cid, plan=self.plan.get(cid),
                         recording=[] if self.recorded is not None else None)
         if ctx.recording is not None:
             self.recorded[cid] = ctx.recording
@@ -129,6 +148,8 @@ class Grading:
             self.catalogue[cid].run(ctx)
         except Failed as e:
             self.cases[cid] = e.case
+            if e.error is not None and e.error.kind is not Kind.BAD_OUTPUT:
+                self.failures[cid] = Failure.RAISED
             return Status.FAILED, str(e)
         except WorkerLost as e:
             self.failures[cid] = Failure.LOST
@@ -150,7 +171,7 @@ class Grading:
         if self.book is not None:  # a student build: the plan its answers were recorded on (it has no reference)
             return self.book.plan
         try:
-            return plan.get(self.rubric, lambda: record_plan(self.rubric))
+            return plan.get(self.rubric, self.draws, lambda: record_plan(self.rubric, self.draws))
         except (Exception, WorkerLost):  # noqa: BLE001 - without a plan hypothesis draws the same examples, slower
             return {}
 
@@ -161,6 +182,7 @@ class Grading:
             tolerances={k: (t.rtol, t.atol) for k, t in self.rubric.tolerances.items()},
             max_examples=max_examples,
             device=self.device,
+            draws=self.draws,
             **extra,
         )
 
@@ -180,7 +202,11 @@ class Grading:
     def _load(self) -> tuple[Status, str]:
         self.failures["loads"] = Failure.NOT_LOADED
         try:
-            self.source, entry = loader.read(self.path, self.rubric.names, self.exercise.inputs, self.reading)
+            staged = self.staged or self._stage()
+            if staged.refused:
+                return Status.FAILED, staged.refused
+            self.source, entry = loader.read(staged.copy, self.rubric.names, self.exercise.inputs, self.reading,
+                                             shown=self.path)
         except LoadError as e:
             self.source = getattr(e, "source", None)  # what definitions-only loading left out explains a missing name
             return Status.FAILED, str(e)
@@ -191,6 +217,11 @@ class Grading:
         except (StudentError, WorkerLost) as e:
             return Status.FAILED, str(e)
         return Status.PASSED, f"found {entry} in {Path(self.source.filename).name}"
+
+    def _stage(self) -> staging.Staged:
+        self._scratch = tempfile.mkdtemp(prefix="attention-grader-staged-")
+        self.staged = staging.stage(self.path, Path(self._scratch), staging.Caps.of(self.rubric.limits))
+        return self.staged
 
     def _policy(self) -> tuple[Status, str]:
         pol = self.rubric.policy
@@ -221,7 +252,8 @@ class Grading:
         call = lambda *args, **kw: self.subject.call(*args, expect=self.exercise.expect(*args, **kw), **kw)[:2]
         try:
             variants = self.book.variants(self.exercise.variants) if self.book else self.exercise.variants
-            self.diagnosis = diagnosis.diagnose(self._in_reach(variants), call)
+            found = diagnosis.examine(self._in_reach(variants), call)
+            self.diagnosis, self.behaviour = found.mistakes, found.behaviour
         except WorkerLost:
             self.diagnosis = []
 
@@ -259,9 +291,10 @@ class Grading:
             max_score=self.rubric.max_score,
             skipped_code=list(self.source.skipped) if self.source else [],
             notes=(list(self.source.notes) if self.source else []) + self._output_note() + self.notes,
-            environment=environment(),
+            environment=environment() + [self.draws.line()],
             output=self.subject.output() if self.subject else "",
             diagnosis=list(self.diagnosis),
+            behaviour=self.behaviour,
             exercise=self.exercise.name,
         )
 
@@ -274,12 +307,15 @@ class Grading:
     def close(self) -> None:
         if self.subject is not None:
             self.subject.close()
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
 
 
-def record_plan(rubric: Rubric) -> dict[str, list]:
+def record_plan(rubric: Rubric, draws: drawing.Draws) -> dict[str, list]:
     """The examples of every check the reference passes, drawn as they are for any submission that passes it."""
     fn = inspect.unwrap(EXERCISES[rubric.exercise].reference())
-    grading = Grading(inspect.getsourcefile(fn), rubric, planned=False)
+    grading = Grading(inspect.getsourcefile(fn), rubric, planned=False, draws=draws)
     grading.recorded = {}
     grade = grading.finish()
     return {o.id: grading.recorded[o.id] for o in grade.outcomes if o.status is Status.PASSED and o.id in grading.recorded}

@@ -13,3 +13,7 @@ class Limits(BaseModel):
     memory_mb: int = Field(default=4096, ge=256)
     output_kb: int = Field(default=1024, ge=1)
     max_processes: int = Field(default=64, ge=1)
+    # what the grader reads of a submission before any wall is up (submission.staging): a pasted data literal
+    # would otherwise cost the grader's own parser seconds and gigabytes
+    max_source_kb: int = Field(default=2048, ge=16)  # a .py file, and a folder's Python files together
+    max_notebook_kb: int = Field(default=20480, ge=16)  # a notebook, its outputs included

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from grader.submission import definitions
 from grader.submission.reading import Reading
-from grader.submission.source import LoadError, Source, module_name, parse, place
+from grader.submission.source import LoadError, Source, module_name, parse, place, tree
 
 
 def _candidates(folder: Path) -> list[Path]:
@@ -21,26 +21,28 @@ def _candidates(folder: Path) -> list[Path]:
 
 
 def read(path: str | Path, names: tuple[str, ...], inputs: tuple[str, ...] = ("q", "k", "v"),
-         reading: Reading = Reading()) -> tuple[Source, str]:
+         reading: Reading = Reading(), shown: str | Path | None = None) -> tuple[Source, str]:
     """The submission's source and the name of its entry point, which must take the exercise's positional `inputs`;
-    LoadError with an actionable message."""
+    LoadError with an actionable message. `path` is what is read (the staged copy); `shown`, the path the student
+    knows it by, is what messages and tracebacks name (by default `path` itself)."""
     path = Path(path)
+    name = _Names(path, Path(shown) if shown is not None else path)
     if not path.exists():
-        raise LoadError(f"{path}: no such file or folder")
+        raise LoadError(f"{name(path)}: no such file or folder")
     if path.is_dir():
         found = _candidates(path)
         if not found:
-            raise LoadError(f"{path}: the folder holds no .py or .ipynb file")
-        defining = [p for p in found if _defines(p, names)]
+            raise LoadError(f"{name(path)}: the folder holds no .py or .ipynb file")
+        defining = [p for p in found if _defines(p, names, name)]
         if len(defining) != 1:
             # several or none: let the first file explain (a syntax error, a misspelt name, ...)
             chosen = (defining or found)[0]
         else:
             chosen = defining[0]
-        source = _read_file(chosen, reading)
+        source = _read_file(chosen, reading, name)
         source = Source(source.code, source.filename, source.module, str(path), source.skipped, source.notes)
     else:
-        source = _read_file(path, reading)
+        source = _read_file(path, reading, name)
     try:
         return source, find_entry(source, names, inputs)
     except LoadError as e:
@@ -48,25 +50,36 @@ def read(path: str | Path, names: tuple[str, ...], inputs: tuple[str, ...] = ("q
         raise
 
 
-def _defines(path: Path, names: tuple[str, ...]) -> bool:
+class _Names:
+    """A file of the copy by the name the student knows it."""
+
+    def __init__(self, copy: Path, shown: Path):
+        self.copy, self.shown = copy, shown
+
+    def __call__(self, p: Path) -> str:
+        return str(self.shown / p.relative_to(self.copy)) if p != self.copy else str(self.shown)
+
+
+def _defines(path: Path, names: tuple[str, ...], name: _Names) -> bool:
     try:
-        return bool(set(top_level_names(_read_file(path, Reading()).code)) & set(names))
+        return bool(set(top_level_names(_read_file(path, Reading(), name).code)) & set(names))
     except LoadError:
         return False
 
 
-def _read_file(path: Path, reading: Reading) -> Source:
+def _read_file(path: Path, reading: Reading, name: _Names) -> Source:
+    shown = name(path)
     if path.suffix == ".ipynb":
         from grader.submission import notebook  # nbformat's import, only for notebooks
 
-        return notebook.source(path, reading.notebook_mode)
+        return notebook.source(path, reading.notebook_mode, shown)
     if path.suffix != ".py":
-        raise LoadError(f"{path}: not a .py file, a notebook or a folder")
+        raise LoadError(f"{shown}: not a .py file, a notebook or a folder")
     try:
         code = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as e:
-        raise LoadError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
-    source = Source(code, str(path), module_name(path))
+        raise LoadError(f"{shown}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    source = Source(code, shown, module_name(path))
     if reading.defs_only:
         source = definitions.keep_definitions(source)
     return source
@@ -75,10 +88,10 @@ def _read_file(path: Path, reading: Reading) -> Source:
 def top_level_names(code: str) -> dict[str, ast.AST]:
     """Names bound at module level: def, class, assignment and import."""
     try:
-        tree = ast.parse(code)
-    except SyntaxError:
+        found = tree(code)
+    except (SyntaxError, ValueError):
         return {}
-    return _bindings(tree)
+    return _bindings(found)
 
 
 def _bindings(tree: ast.Module) -> dict[str, ast.AST]:

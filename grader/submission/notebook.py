@@ -29,11 +29,13 @@ _TRANSFORMED = re.compile(r"(\s*)(?:[^=]*=\s*)?get_ipython\(\)\.\w+\(")  # what 
 _FALLBACK = re.compile(r"(\s*)(?:[%!]|[\w.,\s]+=\s*[%!]|\?{1,2}[\w.*]+\s*$|[\w.*]+\?{1,2}\s*$)")  # magic, shell, help
 
 
-def source(path: Path, mode: str) -> Source:
+def source(path: Path, mode: str, shown: str | None = None) -> Source:
+    """shown: the name messages give the notebook (the student's path of the copy at `path`)."""
     if mode not in MODES:
         raise LoadError(f"notebook mode {mode!r}: expected one of {', '.join(MODES)}")
     parts, skipped = [], []
-    for number, cell in enumerate(_read(path).cells, 1):
+    shown = shown or str(path)
+    for number, cell in enumerate(_read(path, shown).cells, 1):
         if cell.cell_type != "code":
             continue
         code, ipython = _python(cell.source.replace("\r\n", "\n").replace("\r", "\n"))
@@ -42,7 +44,7 @@ def source(path: Path, mode: str) -> Source:
             skipped.append(f"cell {number}: {_short(cell.source)} ({error}; cell left out)")
             code = ""
         parts.append(f"{CELL_MARK}{number}\n{code}")
-    notebook = Source("\n".join(parts) + "\n", str(path), module_name(path), skipped=tuple(skipped))
+    notebook = Source("\n".join(parts) + "\n", shown, module_name(path), skipped=tuple(skipped))
     if mode == "full":
         return notebook
     kept = definitions.keep_definitions(notebook)
@@ -50,19 +52,19 @@ def source(path: Path, mode: str) -> Source:
     return dataclasses.replace(kept, skipped=tuple(in_cell_order))
 
 
-def _read(path: Path) -> nbformat.NotebookNode:
-    """The validated notebook, or a one-line LoadError that names the file and says what is wrong."""
+def _read(path: Path, shown: str) -> nbformat.NotebookNode:
+    """The validated notebook, or a one-line LoadError that names the file (as `shown`) and says what is wrong."""
     try:
         text = path.read_text(encoding="utf-8")
         data = json.loads(text)
     except OSError as e:
-        raise LoadError(f"{path}: cannot read it: {e.strerror}") from None
+        raise LoadError(f"{shown}: cannot read it: {e.strerror}") from None
     except UnicodeDecodeError as e:
-        raise LoadError(f"{path}: not a notebook: not UTF-8 text ({e.reason} at byte {e.start})") from None
+        raise LoadError(f"{shown}: not a notebook: not UTF-8 text ({e.reason} at byte {e.start})") from None
     except json.JSONDecodeError as e:
-        raise LoadError(f"{path}: not a notebook: invalid JSON ({e.msg} at line {e.lineno}, column {e.colno})") from None
+        raise LoadError(f"{shown}: not a notebook: invalid JSON ({e.msg} at line {e.lineno}, column {e.colno})") from None
     if not (isinstance(data, dict) and "nbformat" in data):
-        raise LoadError(f"{path}: not a notebook: JSON without the 'nbformat' and 'cells' of a Jupyter notebook")
+        raise LoadError(f"{shown}: not a notebook: JSON without the 'nbformat' and 'cells' of a Jupyter notebook")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # nbformat's warnings about old minor versions are not the student's
@@ -71,13 +73,13 @@ def _read(path: Path) -> nbformat.NotebookNode:
     except nbformat.ValidationError as e:
         at = list(e.absolute_path)
         cell = f" (cell {at[1] + 1})" if at[:1] == ["cells"] and len(at) > 1 else ""
-        raise LoadError(f"{path}: not a valid notebook{cell}: {_short(e.message, 200)}") from None
+        raise LoadError(f"{shown}: not a valid notebook{cell}: {_short(e.message, 200)}") from None
     except (ValueError, KeyError, TypeError, AttributeError) as e:  # nbformat's converters on malformed JSON
-        raise LoadError(f"{path}: not a valid notebook: {_short(f'{type(e).__name__}: {e}', 200)}") from None
+        raise LoadError(f"{shown}: not a valid notebook: {_short(f'{type(e).__name__}: {e}', 200)}") from None
     meta = nb.metadata
     language = meta.get("kernelspec", {}).get("language") or meta.get("language_info", {}).get("name") or "python"
     if not language.lower().startswith("python"):
-        raise LoadError(f"{path}: a {language} notebook: only Python notebooks can be graded")
+        raise LoadError(f"{shown}: a {language} notebook: only Python notebooks can be graded")
     return nb
 
 

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import ast
 
+from grader.submission.source import tree as syntax_tree
+
 _IMPORTERS = {"__import__", "import_module", "find_spec", "spec_from_file_location", "run_module", "run_path"}
 
 
 def violations(code: str, forbidden: list[str]) -> list[str]:
     """Lines like "line 3: import reference" for every static route to a forbidden package."""
     try:
-        tree = ast.parse(code)
-    except SyntaxError:
+        tree = syntax_tree(code)
+    except (SyntaxError, ValueError):
         return []
     found = []
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,9 +41,16 @@ def module_name(path: Path) -> str:
     return stem if stem not in ("reference", "grader", "torch", "numpy") else "submission"
 
 
+@functools.lru_cache(maxsize=2)
+def tree(code: str) -> ast.Module:
+    """The code's syntax tree, parsed once for the loader and the policy (a large file costs seconds a parse).
+    Read it, never change it: it is shared."""
+    return ast.parse(code)
+
+
 def parse(source: Source) -> ast.Module:
     try:
-        return ast.parse(source.code, source.filename)
+        return tree(source.code)
     except SyntaxError as e:
         where = f"{source.filename}, {place(source, e.lineno)}" if e.lineno else source.filename
         raise LoadError(f"syntax error in {where}: {e.msg}" + (f"\n    {e.text.rstrip()}" if e.text else "")) from None

@@ -51,6 +51,8 @@ def root(tmp_path_factory):
             src = SUBMISSIONS / rubric / name
             shutil.copytree(src, klass / name) if src.is_dir() else shutil.copy(src, klass / name)
     (top / "class-chapter5" / "broken.py").write_text(BROKEN)
+    (top / "class-chapter5" / "bob").mkdir()  # a classmate's file, linked: refused alike on both back ends
+    (top / "class-chapter5" / "bob" / "attention.py").symlink_to(top / "class-chapter5" / "correct_basic.py")
     return top
 
 
@@ -150,26 +152,28 @@ def test_a_task_that_kills_its_worker_twice_is_that_submissions_error(root, sche
     """Retried once elsewhere, then recorded as an error; the run goes on."""
     client, address = scheduler
     client.wait_for_workers(2, timeout=120)  # the nanny restarts a killed worker
+    from grader.checks.draws import Draws
     from grader.frontends.grade import Progress
     from grader.frontends.store import grader_hash
     from grader.grading.rubric import load
 
-    def deadly(path, archive, h, common):  # pickled by value: the test module is not importable on the workers
+    def deadly(path, archive, refused, h, common):  # pickled by value: the test module is not importable on workers
         if path.endswith("die.py"):
             os._exit(1)  # as the OOM killer would end the worker
         from grader.frontends.cluster import grade_task
 
-        return grade_task(path, archive, h, common)
+        return grade_task(path, archive, refused, h, common)
 
     monkeypatch.setattr(cluster, "grade_task", deadly)
     (tmp_path / "die.py").write_text(BROKEN)
     (tmp_path / "b.py").write_text(BROKEN)
     saved = {}
     backend = cluster.Backend(client, None, address)
-    todo = [(n, tmp_path / n, "h" + n) for n in ("die.py", "b.py")]
+    staged = stage_all({n: tmp_path / n for n in ("die.py", "b.py")}, tmp_path / "staged")
+    todo = [(n, s, "h" + n) for n, s in staged.items()]
     rubric = load("chapter5")
     progress = Progress(len(todo), backend.describe(), stream=io.StringIO())
-    errors = backend.grade_all(todo, rubric, {}, grader_hash(rubric, {}), tmp_path / "out",
+    errors = backend.grade_all(todo, rubric, {}, Draws(), grader_hash(rubric, {}, Draws()), tmp_path / "out",
                                lambda name, h, grade: saved.setdefault(name, grade), progress)
     assert list(errors) == ["die.py"] and "died while grading it, twice" in errors["die.py"]
     assert list(saved) == ["b.py"] and saved["b.py"]["score"] == 0  # the run went on
@@ -210,24 +214,36 @@ def test_without_dask_the_local_pool_runs_and_scheduler_says_what_to_install(tmp
 
 
 # -- the submission's bytes --------------------------------------------------------------------------------------
-@pytest.mark.parametrize("given", ["class/correct_folder", "../class/correct_folder", "/abs/class/correct_folder"])
-def test_a_folder_travels_as_its_files_and_lands_where_its_path_names_it(tmp_path, given):
+def stage_all(subs: dict, into: Path) -> dict:
+    from grader.frontends.grade import stage_all as stage
+    from grader.grading.rubric import load
+
+    into.mkdir()
+    return stage(subs, into, load("chapter5"))
+
+
+def test_a_folder_travels_as_its_staged_files(tmp_path):
     src = tmp_path / "src" / "correct_folder"
     shutil.copytree(CH5_DIR / "correct_folder", src)
     (src / "__pycache__").mkdir()
     (src / "__pycache__" / "x.pyc").write_bytes(b"\0")
-    (src / "escape").symlink_to("/etc/hostname")  # a link out of the submission does not travel
+    (src / "notes.txt").write_text("not Python: not copied, not sent")
+    staged = stage_all({"correct_folder": src}, tmp_path / "staged")["correct_folder"]
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    cwd, copy = cluster.unpack(cluster.pack(src), given, scratch)
+    copy = cluster.unpack(cluster.pack(staged.copy), scratch)
     assert copy.resolve().is_relative_to(scratch.resolve())
-    if not given.startswith("/"):
-        assert (cwd / given).resolve() == copy.resolve()
-    want = sorted(p.relative_to(src).as_posix() for p in src.rglob("*") if p.is_file() and "__pycache__" not in p.parts
-                  and not p.is_symlink())
+    want = sorted(p.relative_to(src).as_posix() for p in src.rglob("*.py") if "__pycache__" not in p.parts)
     assert sorted(p.relative_to(copy).as_posix() for p in copy.rglob("*") if p.is_file()) == want
     for rel in want:
         assert (copy / rel).read_bytes() == (src / rel).read_bytes()
+
+
+def test_a_link_out_of_a_submission_is_refused_where_it_is_staged(local):
+    """Bob's file is a link to a classmate's: refused before either back end sees a byte of it (the Dask runs
+    reproduce these files byte for byte)."""
+    bob = json.loads(local["chapter5"]["bob/results.json"])
+    assert bob["score"] == 0 and "a symbolic link that leads out of the submission" in bob["tests"][0]["output"]
 
 
 def test_the_warm_grader_refuses_a_rubric_it_would_grade_differently(tmp_path):
@@ -235,11 +251,13 @@ def test_the_warm_grader_refuses_a_rubric_it_would_grade_differently(tmp_path):
 
     rubric = load("chapter5")
     (tmp_path / "a.py").write_text(BROKEN)
-    req = dict(path="a.py", cwd=str(tmp_path), copy="", folder=str(tmp_path / "fb"), hash="", loading={},
-               rubric=rubric.model_dump_json(), origin=rubric.origin, key="not-this-grader", release="0.0.1")
+    from grader.checks.draws import Draws
     from grader.frontends import store
 
-    good = dict(req, key=store.grader_hash(rubric, {}))
+    copy = stage_all({"a.py": tmp_path / "a.py"}, tmp_path / "staged")["a.py"].copy
+    req = dict(path="a.py", copy=str(copy), refused="", folder=str(tmp_path / "fb"), hash="", loading={},
+               rubric=rubric.model_dump_json(), origin=rubric.origin, key="not-this-grader", release="0.0.1", salt="")
+    good = dict(req, key=store.grader_hash(rubric, {}, Draws()))
     proc = subprocess.run([sys.executable, "-m", "grader.frontends.warm_grader", req["rubric"], req["origin"]],
                           input=json.dumps(req) + "\n" + json.dumps(good) + "\n", capture_output=True, text=True,
                           timeout=300)
