@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 .PHONY: grade test bench clean
 
 # torch==2.13.0 first: it is the CPU wheel on these machines' disk; a bare `torch` would pull a CUDA build.
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py attention_grader.pth
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e '.[dask,jupyter,test]'  # the extras: `make test` runs the Dask back end and a real Jupyter kernel too

@@ -48,15 +48,18 @@ VENV="${{AUTOGRADER_VENV:-$ROOT/venv}}"
 RESULTS="$ROOT/results/results.json"
 mkdir -p "$ROOT/results"
 rm -f "$RESULTS"
-WORK="$(mktemp -d)"  # pytest's rootdir: no ini file or conftest of anyone else's is read
+WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK"
-"$VENV/bin/python" -m pytest -p no:cacheprovider --rootdir "$WORK" -q \\
+if [ -f "$ROOT/source/{secret}" ]; then export ATTENTION_GRADER_SECRET_FILE="$ROOT/source/{secret}"; fi
+# pytest's configuration pinned here, whatever the submission holds: no ini file, no conftest.py
+"$VENV/bin/python" -m pytest -c /dev/null --rootdir "$WORK" --noconftest -p no:cacheprovider -q \\
     --submission "$ROOT/submission" --rubric "$ROOT/source/{rubric}" --grade-json "$RESULTS" 2>&1 | tee "$WORK/pytest.log"
 "$VENV/bin/python" -m grader.frontends.autograder ensure "$RESULTS" "$WORK/pytest.log"
 """
 
 RUBRIC = "rubric.toml"
+SECRET = "secret"  # the course secret, when the teacher bundles one (checks.draws)
 
 
 def torch_pin() -> str:
@@ -66,19 +69,22 @@ def torch_pin() -> str:
     return metadata.version("torch").split("+")[0]
 
 
-def build(rubric_file: Path, out: Path, *, build_dir: Path) -> Path:
-    """autograder.zip: the scripts, the rubric's TOML and the grader's wheel (with its reference)."""
+def build(rubric_file: Path, out: Path, *, build_dir: Path, secret: bytes | None = None) -> Path:
+    """autograder.zip: the scripts, the rubric's TOML and the grader's wheel (with its reference), and the course
+    secret when given (only staff can download an autograder; the walls keep workers from the file)."""
     whl = wheel.write(build_dir, wheel.package_files())
     entries = {
         "setup.sh": SETUP.format(torch_index=TORCH_INDEX, torch=torch_pin(), wheel=whl.name),
-        "run_autograder": RUN.format(rubric=RUBRIC),
+        "run_autograder": RUN.format(rubric=RUBRIC, secret=SECRET),
         RUBRIC: rubric_file.read_text(encoding="utf-8"),
     }
+    if secret is not None:
+        entries[SECRET] = secret.decode("utf-8")
     out.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
         for name, text in entries.items():
             info = zipfile.ZipInfo(name, wheel._EPOCH)
-            info.external_attr = (0o755 if name != RUBRIC else 0o644) << 16  # Gradescope runs the scripts as given
+            info.external_attr = {RUBRIC: 0o644, SECRET: 0o600}.get(name, 0o755) << 16  # the scripts run as given
             info.compress_type = zipfile.ZIP_DEFLATED
             z.writestr(info, text)
         info = zipfile.ZipInfo(whl.name, wheel._EPOCH)

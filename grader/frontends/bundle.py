@@ -22,6 +22,8 @@ def add_arguments(p) -> None:
                          description="autograder.zip: setup.sh, run_autograder, the rubric and the grader's wheel")
     options.add_rubric(g.add_argument)
     g.add_argument("-o", "--output", default="autograder.zip", metavar="ZIP", help="where to write it (default: autograder.zip)")
+    g.add_argument("--secret-file", metavar="FILE", help="the course secret (docs/trust.md), carried inside the zip, "
+                                                          "which only the course's staff can read")
     pl = kinds.add_parser("prairielearn", help="a folder for PrairieLearn's external grading (docs/prairielearn.md)",
                           description="Dockerfile, setup.sh, grade.sh (the entrypoint), the rubric, the grader's wheel "
                                       "and question/info.json + question.html for a question graded by them")
@@ -60,13 +62,15 @@ def run(args) -> int:
     if found is None:
         return 2
     rubric, path = found
+    from grader.checks.draws import SecretError
     from grader.frontends.student_build import BuildError
     try:
         with tempfile.TemporaryDirectory(prefix="attention-grader-bundle-") as tmp:
             if args.kind == "gradescope":
                 from grader.frontends import autograder
 
-                written = autograder.build(path, Path(args.output), build_dir=Path(tmp))
+                secret = Path(args.secret_file).read_bytes() if args.secret_file else None
+                written = autograder.build(path, Path(args.output), build_dir=Path(tmp), secret=secret)
             elif args.kind in ("prairielearn", "classroom"):
                 from grader.frontends import classroom, prairielearn
 
@@ -77,9 +81,9 @@ def run(args) -> int:
 
                 written = student_build.build(rubric, path, Path(args.output))
     except OSError as e:
-        print(f"attention-grader: {args.output}: {e.strerror or e}", file=sys.stderr)
+        print(f"attention-grader: {e.filename or args.output}: {e.strerror or e}", file=sys.stderr)
         return 2
-    except BuildError as e:
+    except (BuildError, SecretError) as e:
         print(f"attention-grader: {e}", file=sys.stderr)
         return 2
     print(written)

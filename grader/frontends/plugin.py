@@ -9,10 +9,12 @@ from __future__ import annotations
 import contextlib
 import gc
 import sys
+from pathlib import Path
 
 import pytest
 
 _KEY = pytest.StashKey["_State"]()
+_REFUSED = pytest.StashKey[str]()
 
 
 def pytest_addoption(parser):
@@ -62,19 +64,19 @@ class _State:
             self.rubric = load(config.getoption("rubric"))
         except RubricError as e:
             pytest.exit(str(e), returncode=2)
+        from grader.checks.draws import SecretError
         from grader.sandbox.confinement import WallsDown, walls
 
         try:
             walls()
-        except WallsDown as e:
+            self.grading = Grading(
+                config.getoption("submission"),
+                self.rubric,
+                device=config.getoption("device"),
+                reading=options.reading(config.getoption),
+            )
+        except (WallsDown, SecretError) as e:
             pytest.exit(str(e), returncode=2)
-
-        self.grading = Grading(
-            config.getoption("submission"),
-            self.rubric,
-            device=config.getoption("device"),
-            reading=options.reading(config.getoption),
-        )
         self.grade = None
 
 
@@ -83,8 +85,35 @@ def _state(config) -> _State | None:
 
 
 @pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config):
+    """Before pytest imports any conftest: none may run in the grading process (a student's folder may hold one),
+    and a configuration file pytest found in the submission means it was read: refuse (frontends.pytest_pin)."""
+    submission = getattr(early_config.known_args_namespace, "submission", None)
+    if not submission:
+        return
+    from grader.frontends import pytest_pin
+
+    pytest_pin.unpin()
+    early_config.known_args_namespace.noconftest = True
+    ini = early_config.inipath
+    if ini is not None and _near(Path(ini), Path(submission)):
+        early_config.stash[_REFUSED] = (
+            f"pytest read its configuration from the submission ({ini}); grade it with pytest's own: "
+            f"pytest {pytest_pin.PIN} --submission ..., or attention-grader check")
+
+
+def _near(path: Path, submission: Path) -> bool:
+    """Whether `path` lies in the submission (a folder) or beside it (a file: its folder is the student's)."""
+    sub = submission.resolve()
+    folder = sub if sub.is_dir() else sub.parent
+    return path.resolve().is_relative_to(folder)
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
     if config.getoption("submission", None):
+        if _REFUSED in config.stash:
+            pytest.exit(config.stash[_REFUSED], returncode=2)
         config.stash[_KEY] = _State(config)
 
 
@@ -128,10 +157,9 @@ def pytest_collection(session):
     state = _state(session.config)
     if state is None:
         return None
-    from pathlib import Path
-
-    path = Path(session.config.getoption("submission")).resolve()
-    collector = SubmissionCollector.from_parent(session, name=path.name, path=path, nodeid=path.name)
+    # named after the submission, placed at the rootdir: pytest looks up conftests along a collector's path
+    name = Path(session.config.getoption("submission")).resolve().name
+    collector = SubmissionCollector.from_parent(session, name=name, path=session.config.rootpath, nodeid=name)
     hook = session.config.hook
     report = collector.ihook.pytest_make_collect_report(collector=collector)
     hook.pytest_collectreport(report=report)  # the terminal's "collected N items"

@@ -217,3 +217,23 @@ def test_a_bad_rubric_is_one_line(tmp_path):
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "nope" in done.stderr
     assert not (tmp_path / "autograder.zip").exists()
+
+
+def test_a_course_secret_in_the_zip_salts_the_draws_and_shows_nowhere(gradescope, tmp_path):
+    secret = "gradescope-course-secret-91c2"
+    (tmp_path / "secret").write_text(secret + "\n")
+    out = tmp_path / "with-secret.zip"
+    done = subprocess.run([sys.executable, "-m", "grader.frontends.cli", "bundle", "gradescope", "--rubric",
+                           str(gradescope["root"] / "source" / "rubric.toml"), "--secret-file", str(tmp_path / "secret"),
+                           "-o", str(out)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    with zipfile.ZipFile(out) as z:
+        assert z.read("secret").decode().strip() == secret and z.getinfo("secret").external_attr >> 16 == 0o600
+        (gradescope["root"] / "source" / "secret").write_bytes(z.read("secret"))
+    try:
+        data, raw = run_autograder(gradescope, CH5_DIR / "bug_no_scaling.py")
+    finally:
+        (gradescope["root"] / "source" / "secret").unlink()
+        _runs.pop(CH5_DIR / "bug_no_scaling.py", None)
+    assert "draws: salted with the course secret" in data["output"] and secret.encode() not in raw
+    assert valid(data).score < 100
