@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import warnings
@@ -20,8 +20,10 @@ import torch
 from hypothesis import HealthCheck, Phase, given, reject
 from hypothesis.errors import HypothesisDeprecationWarning, UnsatisfiedAssumption
 
-from grader.checks.format import inputs_named, mismatch, shape_of, shown
+from grader.checks.draws import Draws
+from grader.checks.format import Mismatch, mismatch, shape_of, shown
 from grader.sandbox.client import StudentError, Subject, WorkerLost
+from grader.sandbox.wire import Kind
 
 
 def _pin_hypothesis_constants() -> None:
@@ -62,6 +64,7 @@ class Failed(Exception):
     """The property does not hold; the message is the counterexample, written for the student."""
 
     case: "Case | None" = None  # the shrunk failing inputs, attached by Ctx.prove
+    error: StudentError | None = None  # what the function raised or returned wrong, when that is the failure
 
 
 @dataclass
@@ -102,6 +105,8 @@ class Ctx:
     tolerances: dict  # dtype name -> (rtol, atol)
     max_examples: int
     device: str = "cpu"
+    check: str = ""  # the id of the check this context runs: with `draws`, it seeds every property's examples
+    draws: Draws = field(default_factory=Draws)
     notes: list[str] = field(default_factory=list)  # said in the report, cost nothing (float32 internals)
     reach: "object | None" = None  # a checks.reach.Reach: the input forms the function handles; None: all of them
     first: tuple | None = field(default=None, repr=False)  # (args, kw) of the current example's first call
@@ -116,20 +121,22 @@ class Ctx:
 
     # -- running properties ----------------------------------------------------------------------------------
     def prove(self, strategy, prop, max_examples: int | None = None) -> None:
-        """Run `prop` on examples from `strategy`; the same submission always sees the same examples.
+        """Run `prop` on examples from `strategy`; the same submission always sees the same examples, seeded by the
+        check's id, the number of this call within the check and the draws' salt (checks.draws).
 
-        Those are the examples recorded in the plan, when there is one: hypothesis is derandomized, so a property
-        that holds meets exactly them. Only when one fails does hypothesis run, to shrink it; the calls the replay
-        made are then answered again from memory, so the worker sees each call once, in the same order."""
+        Those are the examples recorded in the plan, when there is one: a property that holds meets exactly them.
+        Only when one fails does hypothesis run, to shrink it; the calls the replay made are then answered again
+        from memory, so the worker sees each call once, in the same order."""
         n = max_examples or self.max_examples
         strategy_key = f"{n} {strategy!r}"
         planned = self.plan[self._proved] if self.plan and self._proved < len(self.plan) else None
+        seed = self.draws.seed(self.check, self._proved)
         self._proved += 1
         if planned is not None and planned[0] == strategy_key and self._holds_on(prop, planned[1]):
             return
         drawn: list | None = [] if self.recording is not None else None
 
-        @functools.wraps(prop)  # same name and source: hypothesis derives the derandomized seed from them
+        @functools.wraps(prop)  # prop's signature, which `given` reads
         def example(*args, **kwargs):
             self.first = None
             inputs = _cloned((args, kwargs)) if drawn is not None else None
@@ -139,10 +146,9 @@ class Ctx:
             if rejected:
                 reject()
 
-        test = given(strategy)(example)
+        test = hypothesis.seed(seed)(given(strategy)(example))
         test = hypothesis.settings(
             max_examples=n,
-            derandomize=True,
             database=None,
             deadline=None,
             phases=self.phases,
@@ -156,7 +162,6 @@ class Ctx:
         except Failed as e:  # hypothesis ran the shrunk example last, so `first` holds its inputs
             self._memo = None
             e.case = self.witness()
-            e.args = (_kv_named(str(e), e.case),)
             raise
         finally:
             self._memo = None
@@ -165,7 +170,7 @@ class Ctx:
 
     def _holds_on(self, prop, examples: list) -> bool:
         """Whether `prop` holds on every planned example, and rejects (`assume`) exactly those the reference's did:
-        hypothesis, derandomized, draws its next example from what it drew and how each one ended, so such a
+        hypothesis, seeded, draws its next example from what it drew and how each one ended, so such a
         replay is the run hypothesis would make. If not, hypothesis takes over with the calls made so far answered
         from memory, and what the replay noted is dropped (hypothesis notes it again)."""
         notes = len(self.notes)
@@ -224,7 +229,9 @@ class Ctx:
         try:
             return self._remembered(fn, args, kw, extra)
         except StudentError as e:
-            raise Failed(_raised(e, args, shown(kw), when)) from None
+            failed = Failed(_raised(e, args, shown(kw), when))
+            failed.error = e
+            raise failed from None
         except WorkerLost as e:
             raise WorkerLost(f"{e} ({shape_of(*_qkv(args), **shown(kw))})") from None
 
@@ -300,7 +307,7 @@ class Ctx:
         """The input forms the function handles (the contract first), or every form when reach is unknown."""
         return self.reach.works if self.reach is not None and self.reach.works else self.exercise.forms()
 
-    def accurate(self, name: str, got: torch.Tensor, want: torch.Tensor, dtype: torch.dtype, scale: float = 1.0) -> str | None:
+    def accurate(self, name: str, got: torch.Tensor, want: torch.Tensor, dtype: torch.dtype, scale: float = 1.0) -> Mismatch | None:
         """`mismatch` at `dtype`'s tolerances (times `scale`). float32 accuracy is full marks at every input dtype:
         the contract is float32, and a softmax computed in float32 and cast back is the production idiom (llama,
         fairseq); it earns a note, not a loss. Half precision on float32 inputs still fails."""
@@ -316,8 +323,8 @@ class Ctx:
             for half in (torch.bfloat16, torch.float16):
                 if torch.equal(got.to(half).to(got.dtype), got) and ((got != 0) & (got != 1)).any():
                     kind = str(half).removeprefix("torch.")
-                    return (f"{bad}; every value of {name} is a {kind} value: computed in half precision "
-                            "(.half(), .bfloat16(), autocast), it loses float32's accuracy")
+                    return replace(bad, note=f"every value of {name} is a {kind} value: computed in half precision "
+                                             "(.half(), .bfloat16(), autocast), it loses float32's accuracy")
         return bad
 
     def tol(self, dtype: torch.dtype) -> tuple[float, float]:
@@ -333,14 +340,6 @@ def _rejects(prop, args: tuple, kwargs: dict) -> bool:
     except UnsatisfiedAssumption:
         return True
     return False
-
-
-def _kv_named(message: str, case: Case | None) -> str:
-    """The message with k's and v's shapes named apart where they differ from q's (fewer key/value heads): the
-    shared checks word their inputs by q alone."""
-    if case is None or len(qkv := _qkv(case.args)) < 3:
-        return message
-    return message.replace(inputs_named(qkv[0]), inputs_named(*qkv))
 
 
 def _cloned(x):
@@ -373,6 +372,6 @@ def _qkv(args: tuple) -> list[torch.Tensor]:
 
 def _raised(e: StudentError, args: tuple, kw, when: str = "") -> str:
     where = f"\n    at {e.where.splitlines()[-1]}" if e.where else ""
-    if e.kind == "bad_output":
+    if e.kind is Kind.BAD_OUTPUT:
         return f"for {shape_of(*_qkv(args), **kw)}: {e}"
-    return f"your function raised {e} {when} for {shape_of(*_qkv(args), **kw)}".replace("  ", " ") + where
+    return f"your function raised {e}{f' {when}' if when else ''} for {shape_of(*_qkv(args), **kw)}" + where

@@ -26,6 +26,7 @@ from hypothesis import Phase, reject
 
 from grader.checks import reach
 from grader.checks.core import Ctx
+from grader.checks.draws import Draws
 
 FILE = Path(__file__).with_name("known_answers.pt")
 LATER = "graded after submission"
@@ -78,6 +79,10 @@ class Book:
     probes: list = dataclasses.field(default_factory=list)  # diagnosis: the probes' (args, kw)
     plants: dict = dataclasses.field(default_factory=dict)  # "key|bug,bug" -> (out, weights) of that variant
     plan: dict = dataclasses.field(default_factory=dict)  # the visible checks' example plan (grading.plan): inputs only
+    salt: bytes = b""  # what the build draws with (checks.draws): its own, never the course secret
+
+    def draws(self) -> Draws:
+        return Draws(self.salt, own=True)
 
     def save(self, path: Path) -> None:
         torch.save(dataclasses.asdict(self), path)

@@ -33,9 +33,14 @@ def prepare(args):
     from grader.grading.rubric import RubricError, load
 
     gc.freeze()  # hypothesis' first run collects garbage: torch's million objects, frozen, are not walked
+    from grader.checks.draws import SecretError
+    from grader.grading.engine import default_draws
+
     try:
-        return load(args.rubric)
-    except RubricError as e:
+        rubric = load(args.rubric)
+        default_draws()  # a course secret that was named but cannot be read: one line, before any grading
+        return rubric
+    except (RubricError, SecretError) as e:
         print(f"attention-grader: {e}", file=sys.stderr)
         return None
 

@@ -86,17 +86,19 @@ def check(rubric: str | None = None, ipython=None) -> Report:
     if ipython is None:
         raise UsageError("grader.check() runs inside Jupyter or IPython; elsewhere use `attention-grader check FILE`")
     spawn.warm_up()
+    from grader.checks.draws import SecretError
     from grader.frontends.check import exit_status
-    from grader.grading.engine import Grading
+    from grader.grading.engine import Grading, default_draws
     from grader.grading.rubric import RubricError, load
     from grader.submission.reading import Reading
 
     try:
         loaded = load(rubric or options.DEFAULT_RUBRIC)
-    except RubricError as e:
+        draws = default_draws()
+    except (RubricError, SecretError) as e:
         raise UsageError(str(e)) from None
     path = snapshot(cells_run(ipython), _notebook_name(ipython))
-    grade = Grading(path, loaded, reading=Reading(notebook_mode="defs")).finish()
+    grade = Grading(path, loaded, reading=Reading(notebook_mode="defs"), draws=draws).finish()
     return Report(grade, exit_status(grade))
 
 

@@ -7,8 +7,7 @@ every other rubric. Put in: the rubric as the default one, and the known answers
 recorded here by running the rubric's visible checks on the reference and the diagnosis on every planted
 variant's probes.
 
-Only whole functions are cut out, by their lines: every other function keeps its source text byte for byte,
-which matters because hypothesis derives each property's examples from its source.
+Only whole functions are cut out, by their lines; every other function keeps its source text.
 """
 
 from __future__ import annotations
@@ -123,7 +122,9 @@ def reference_submission(rubric, folder: Path) -> Path:
 
 
 def record(rubric, folder: Path):
-    """The known answers: the rubric's visible checks run on the reference, every answer it gave kept."""
+    """The known answers: the rubric's visible checks run on the reference, every answer it gave kept, under the
+    build's own draws (checks.draws): none of them is an example of the teacher's grading."""
+    from grader.checks import draws as drawing
     from grader.checks import known_answers
     from grader.checks.reach import Reach
     from grader.exercises import EXERCISES
@@ -135,9 +136,10 @@ def record(rubric, folder: Path):
     checks = {cid: spec.model_copy(update={"depends": [d for d in spec.depends if d not in secret]})
               for cid, spec in rubric.checks.items() if cid not in secret}
     visible = rubric.model_copy(update={"checks": checks})  # a hidden check's answers are its data: not recorded
-    book = known_answers.Book(rubric=rubric.name)
+    draws = drawing.student_build(drawing.course())
+    book = known_answers.Book(rubric=rubric.name, salt=draws.salt)
     path = reference_submission(rubric, folder)
-    grading = Grading(path, visible, context=known_answers.recording(book))
+    grading = Grading(path, visible, context=known_answers.recording(book), draws=draws)
     grade = grading.finish()
     book.plan = grading.plan  # what the answers were recorded on: the build replays it (engine.Grading.plan)
     failed = [o.id for o in grade.outcomes if o.status is not Status.PASSED]
@@ -146,7 +148,7 @@ def record(rubric, folder: Path):
     exercise = EXERCISES[rubric.exercise]
     forms = exercise.forms()
     for works in limited_reaches(forms):  # code that handles only some forms draws those
-        grading = Grading(path, visible, context=known_answers.recording(book))
+        grading = Grading(path, visible, context=known_answers.recording(book), draws=draws)
         grading.reach = Reach(works=works)
         grading.finish()
     if exercise.variants is not None:

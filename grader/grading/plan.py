@@ -1,9 +1,10 @@
 """A rubric's example plan: for each check, the examples hypothesis draws, recorded once by grading the reference.
 
-Grading is derandomized, so every submission that passes a check meets exactly these examples; `Ctx.prove`
+Draws are seeded (checks.draws), so every submission that passes a check meets exactly these examples; `Ctx.prove`
 replays them without hypothesis and runs hypothesis only when one fails. A plan is kept in memory and on disk
-under a key of everything that decides the draws (the grader's code, the rubric, the versions of Python, torch,
-hypothesis and numpy); one that cannot be read is recorded again, one that cannot be written is kept in memory.
+under a key of everything that decides the draws (the grader's code, the rubric, the draws' salt, the versions of
+Python, torch, hypothesis and numpy); one that cannot be read is recorded again, one that cannot be written is
+kept in memory.
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ import grader
 _plans: dict[str, dict] = {}
 
 
-def key(rubric) -> str:
+def key(rubric, draws) -> str:
     h = hashlib.sha256(rubric.model_dump_json().encode())
+    h.update(draws.key.encode())
     h.update(_environment())
     return f"{rubric.name}-{h.hexdigest()[:20]}"
 
@@ -57,10 +59,10 @@ def folder() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "attention-grader" / "plans"
 
 
-def get(rubric, record: Callable[[], dict]) -> dict:
-    """check id -> what `Ctx.prove` replays; recorded by `record()` when neither memory nor disk has it. Grader
-    processes starting side by side record it once: the others wait for the file."""
-    name = key(rubric)
+def get(rubric, draws, record: Callable[[], dict]) -> dict:
+    """check id -> what `Ctx.prove` replays under these draws (checks.draws); recorded by `record()` when neither
+    memory nor disk has it. Grader processes starting side by side record it once: the others wait for the file."""
+    name = key(rubric, draws)
     if name in _plans:
         return _plans[name]
     path = folder() / f"{name}.pt"

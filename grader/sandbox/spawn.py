@@ -38,6 +38,7 @@ def warm_up(meta: bool = False) -> None:
     is not kept waiting for them: its worker forks a twin that imports them (see sandbox.worker.serve)."""
     if meta and "grader.sandbox.worker.preload_meta" not in _preload:
         _preload.append("grader.sandbox.worker.preload_meta")
+    hold()
     context()
     if not _adopted_alive() and not _fork_here():
         multiprocessing.forkserver.ensure_running()
@@ -47,6 +48,27 @@ def warm_up(meta: bool = False) -> None:
 
 
 _SECRET = ("grader.reference", "grader.rubrics", "grader.grading.", "grader.checks", "grader.exercises")
+
+# Environment variables whose values no worker may hold: the course secret (checks.draws). A process started with one
+# is not _clean (a fork of it carries its start-up environment), and `hold` takes it out of os.environ before a
+# fresh fork server could inherit it; the grader reads it from HELD.
+KEPT_OUT = ("ATTENTION_GRADER_SECRET",)
+HELD: dict[str, str] = {}
+
+
+def hold() -> None:
+    for name in KEPT_OUT:
+        if name in os.environ:
+            HELD[name] = os.environ.pop(name)
+
+
+def _started_with_kept_out() -> bool:
+    try:
+        with open("/proc/self/environ", "rb") as f:
+            names = {entry.split(b"=", 1)[0] for entry in f.read().split(b"\0")}
+    except OSError:
+        return True  # cannot tell: assume it was
+    return bool(HELD) or any(name.encode() in names for name in KEPT_OUT)
 
 
 def _clean() -> bool:
@@ -59,6 +81,8 @@ def _clean() -> bool:
     import threading
 
     if threading.active_count() != 1 or "_pytest" in sys.modules or sys.gettrace() or sys.getprofile():
+        return False
+    if _started_with_kept_out():
         return False
     paths = sysconfig.get_paths()
     installed = [paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib", "scripts")] + site.getsitepackages()

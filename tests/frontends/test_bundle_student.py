@@ -5,6 +5,7 @@ Graded from its book as a build grades, every sample of every bundled rubric get
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import subprocess
@@ -186,3 +187,63 @@ def test_the_jupyter_check_comes_with_the_build(student, tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     assert "notebook.ipynb: 96/100" in done.stdout  # the hidden check's 4 points: graded after submission
     assert "graded after submission" in done.stdout and "FAIL" not in done.stdout
+
+
+LOOKUP = '''# A student who read the build's known answers: a lookup table in front of attention scaled by 1/H.
+import base64, hashlib, torch
+ANSWERS = {answers!r}
+
+
+def key(args, kw):  # grader.checks.known_answers.key, copied
+    h = hashlib.sha256()
+    def feed(x):
+        if isinstance(x, torch.Tensor):
+            t = x.detach().cpu().contiguous()
+            h.update(f"T{{t.dtype}}{{tuple(t.shape)}}".encode())
+            h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+        elif isinstance(x, (tuple, list)):
+            h.update(f"({{len(x)}}".encode())
+            for y in x:
+                feed(y)
+        else:
+            h.update(repr(x).encode())
+    feed(tuple(args))
+    feed(sorted(kw.items()))
+    return h.hexdigest()
+
+
+def scaled_dot_product_attention(q, k, v, **kw):
+    known = ANSWERS.get(key((q, k, v), kw))
+    if known:
+        return tuple(torch.frombuffer(bytearray(base64.b64decode(b)), dtype=getattr(torch, d)).reshape(s).clone()
+                     for d, s, b in known)
+    scores = q @ k.transpose(-2, -1) / q.size(-1)
+    if kw.get("causal", True):
+        T = q.size(-2)
+        scores = scores.masked_fill(torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1), float("-inf"))
+    w = scores.softmax(-1)
+    return w @ v, w
+'''
+
+
+def test_a_lookup_of_the_builds_answers_earns_nothing_in_the_teachers_grading(tmp_path, monkeypatch):
+    """The build's book answers only its own draws: the teacher's, public or salted with the course secret, are
+    others. (Before the draws were salted, the teacher's were the book's, and this file passed reference_match.)"""
+    from grader.checks.draws import Draws
+    from grader.grading.engine import Grading
+
+    book = book_of("chapter5")
+    answers = {k: [(str(p.dtype).removeprefix("torch."), list(p.shape), base64.b64encode(p.contiguous().numpy().tobytes()).decode())
+                   for p in parts] for k, parts in book.answers.items()}
+    path = tmp_path / "lookup.py"
+    path.write_text(LOOKUP.format(answers=answers))
+    rubric = load("chapter5")
+
+    def match(draws) -> str:
+        grade = Grading(path, rubric, draws=draws).finish()
+        assert next(o for o in grade.outcomes if o.id == "loads").status == "passed"
+        return next(o for o in grade.outcomes if o.id == "reference_match").status
+
+    assert match(book.draws()) == "passed"  # the attack, where the draws are the book's
+    assert match(Draws()) == "failed"
+    assert match(Draws(b"the course secret")) == "failed"

@@ -4,6 +4,7 @@
 import pytest
 from conftest import CH5_DIR
 
+from grader.checks.draws import Draws
 from grader.grading import plan
 from grader.grading.engine import Grading
 from grader.grading.rubric import load
@@ -27,9 +28,9 @@ def test_a_plan_is_recorded_once_and_kept_on_disk(tmp_path, monkeypatch):
     monkeypatch.setattr(plan, "_plans", {})
     rubric = load("chapter5")
     recorded = []
-    first = plan.get(rubric, lambda: recorded.append(1) or {"output_shape": []})
+    first = plan.get(rubric, Draws(), lambda: recorded.append(1) or {"output_shape": []})
     monkeypatch.setattr(plan, "_plans", {})  # a new grader process
-    again = plan.get(rubric, lambda: recorded.append(1) or {})
+    again = plan.get(rubric, Draws(), lambda: recorded.append(1) or {})
     assert first == again == {"output_shape": []} and recorded == [1]
     assert [p.suffix for p in tmp_path.glob("chapter5-*.pt")] == [".pt"]
 
@@ -38,8 +39,8 @@ def test_an_unreadable_plan_is_recorded_again(tmp_path, monkeypatch):
     monkeypatch.setenv("ATTENTION_GRADER_CACHE", str(tmp_path))
     monkeypatch.setattr(plan, "_plans", {})
     rubric = load("chapter5")
-    (tmp_path / f"{plan.key(rubric)}.pt").write_bytes(b"not a plan")
-    assert plan.get(rubric, lambda: {"loads": []}) == {"loads": []}
+    (tmp_path / f"{plan.key(rubric, Draws())}.pt").write_bytes(b"not a plan")
+    assert plan.get(rubric, Draws(), lambda: {"loads": []}) == {"loads": []}
 
 
 def test_a_cache_that_cannot_be_written_still_grades(tmp_path, monkeypatch):
@@ -51,10 +52,12 @@ def test_a_cache_that_cannot_be_written_still_grades(tmp_path, monkeypatch):
     assert {o.id for o in grade.outcomes if o.status == "failed"} >= {"future_weights_zero"}
 
 
-def test_the_key_changes_with_the_rubric():
+def test_the_key_changes_with_the_rubric_and_the_draws():
     rubric = load("chapter5")
     other = rubric.model_copy(update={"hypothesis": rubric.hypothesis.model_copy(update={"max_examples": 5})})
-    assert plan.key(rubric) != plan.key(other)
+    assert plan.key(rubric, Draws()) != plan.key(other, Draws())
+    keys = {plan.key(rubric, d) for d in (Draws(), Draws(b"secret"), Draws(b"other"))}
+    assert len(keys) == 3 and not any("secret" in k for k in keys)
 
 
 def test_a_replay_hands_over_when_an_example_is_rejected_otherwise_than_on_the_reference():
@@ -78,8 +81,10 @@ def test_a_replay_hands_over_when_an_example_is_rejected_otherwise_than_on_the_r
     recorder.prove(st.integers(0, 100), prop(0, []))
     planned = recorder.recording
     assert any(rejected for *_, rejected in planned[0][1]) and not all(rejected for *_, rejected in planned[0][1])
-    same, other = [], []
+    same, other, fresh = [], [], []
     ctx(plan=planned).prove(st.integers(0, 100), prop(0, same))
     ctx(plan=planned).prove(st.integers(0, 100), prop(1, other))
+    ctx().prove(st.integers(0, 100), prop(1, fresh))  # what hypothesis draws for it without a plan
     assert same == [x for args, kw, _ in planned[0][1] for x in (*args, *kw.values())]  # replayed, and that was all
-    assert len(other) > len(same)  # the replay stopped at the first difference and hypothesis ran
+    first = next(i for i, x in enumerate(same) if (x % 3 == 0) != (x % 3 == 1))  # where the rejections differ
+    assert other == same[: first + 1] + fresh  # the replay stopped there, and hypothesis ran from its first example

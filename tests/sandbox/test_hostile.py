@@ -555,8 +555,9 @@ def test_worker_runs_under_its_own_uid_and_still_imports(tmp_path):
         assert all(seen["covered"][d] in (exposed[d], denied) for d in exposed), seen["covered"]
         assert all(listing in ([], denied) for listing in seen["hidden"].values()) and plan["hide"]
         # the private /tmp holds the worker's folder (or the $TMPDIR under /tmp that holds it), and what Python
-        # needs from the real one (a clone under /tmp)
-        needed = {os.path.basename(p) for p in plan["expose"] if os.path.dirname(p) == "/tmp"}
+        # needs from the real one: a clone under /tmp, or the cover over the closed folder that holds one (mktemp -d)
+        needed = {Path(p).relative_to("/tmp").parts[0] for p in plan["expose"] + plan["cover"]
+                  if Path(p).is_relative_to("/tmp") and p != "/tmp"}
         cwd = Path(seen["cwd"])
         own = set(cwd.relative_to("/tmp").parts[:1]) if cwd.is_relative_to("/tmp") else set()
         assert set(seen["tmp"]) == own | needed
@@ -673,7 +674,7 @@ def test_without_privileged_walls_nothing_is_left_behind_either(small_rubric, tm
 def test_every_hostile_file_has_its_test():
     named = {r[0] for r in REASONS} | {r[0] for r in ON_META} | {t[0] for t in TAMPERING} | {p[0] for p in PROCESSES} | set(FLOODS)
     named |= {"import_reference_importlib.py", "reference_by_path.py", "planted_by_path.py", "nan_everywhere.py",
-              "network.py", "reference_by_memory.py"}
+              "network.py", "reference_by_memory.py", "secret_by_environ.py"}
     assert named == {p.name for p in HOSTILE.glob("*.py")}
     assert set(UNPRIVILEGED) <= named
 
@@ -809,3 +810,50 @@ def test_as_a_normal_user_no_classmate_and_no_other_process_is_reached(user_grad
     assert any(line.startswith("a private file system view") for line in env)
     assert any(line.startswith("its own PID namespace") for line in env)
     assert any(line.startswith("Landlock") for line in env)
+
+
+# -- the course secret -----------------------------------------------------------------------------------------------
+SECRET = "attention-grader-test-secret-4d1c"
+_UNGUARDED = """
+from grader.sandbox import spawn
+spawn.hold = lambda: None
+spawn._started_with_kept_out = lambda: False
+"""
+
+
+def _secret_run(small_toml, guard: str, prefix: list[str] = (), cwd=None, sample: Path = HOSTILE / "secret_by_environ.py") -> str:
+    """secret_by_environ.py graded by a fresh, clean process started with the course secret in its environment (as
+    `attention-grader check` is: its fork server a fork of itself): what the file printed."""
+    script = (_UNGUARDED if guard == "unguarded" else "") + _USER_SCRIPT
+    env = {**{k: v for k, v in os.environ.items() if k != "ATTENTION_GRADER_ALLOW_WEAK_WALLS"}, "ATTENTION_GRADER_SECRET": SECRET}
+    done = subprocess.run([*prefix, sys.executable, "-c", script, str(small_toml), str(sample)],
+                          capture_output=True, text=True, timeout=300, env=env, cwd=cwd)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.splitlines()[-1])["output"]
+
+
+@pytest.mark.parametrize("guard, found", [("guarded", False), ("unguarded", True)])
+def test_the_course_secret_in_the_environment_reaches_no_worker(small_toml, guard, found):
+    """Taken out of the environment before any fork server starts, and no fork server is forked from a process
+    that started with it: a worker's own memory (its stack's environment strings) never holds it."""
+    printed = _secret_run(small_toml, guard)
+    assert ("SECRET FOUND: " + SECRET in printed) is found, printed
+    assert found or "SECRET NOT FOUND" in printed
+
+
+def test_as_a_normal_user_the_course_secret_reaches_no_worker(small_toml):
+    if os.geteuid() != 0:
+        pytest.skip("creating the unprivileged user needs root")
+    import tempfile
+
+    shared = Path(tempfile.mkdtemp(prefix="attention-grader-as-user-"))
+    try:
+        shared.chmod(0o755)
+        for name, text in (("rubric.toml", small_toml.read_text()), ("secret_by_environ.py", (HOSTILE / "secret_by_environ.py").read_text())):
+            (shared / name).write_text(text)
+            (shared / name).chmod(0o644)
+        printed = _secret_run(shared / "rubric.toml", "guarded", [sys.executable, str(AS_USER), USER, "--"], cwd=shared,
+                              sample=shared / "secret_by_environ.py")
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
+    assert "SECRET NOT FOUND" in printed and SECRET not in printed
