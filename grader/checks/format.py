@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -55,17 +56,48 @@ def at(name: str, index: tuple[int, ...]) -> str:
     return f"{name}[{', '.join(map(str, index))}]"
 
 
-def mismatch(name: str, got: torch.Tensor, want: torch.Tensor, rtol: float, atol: float) -> str | None:
-    """None when close; else where and by how much, e.g. 'weights[0, 1, 0] = 0.38, expected 0.5'."""
+@dataclass(frozen=True)
+class Mismatch:
+    """Where a result differs from what it should be, as data; `str()` is the sentence the checks say
+    ('weights[0, 1, 0] = 0.38, expected 0.5'), and `said` the same with another word for "expected"."""
+
+    name: str
+    index: tuple[int, ...] | None  # None: the shapes differ
+    got: float | tuple[int, ...]  # the value there, or the shape
+    want: float | tuple[int, ...]
+    note: str = ""  # what the values suggest besides (computed in half precision)
+
+    @property
+    def where(self) -> str:
+        """'weights[0, 1, 0]', or the name when the shapes differ."""
+        return self.name if self.index is None else at(self.name, self.index)
+
+    def said(self, expected: str = "expected") -> str:
+        if self.index is None:
+            text = f"{self.name} has shape {self.got}, {expected} {self.want}"
+        else:
+            g, w = self.got, self.want
+            close = fmt(g) == fmt(w) and math.isfinite(g - w)
+            text = f"{self.where} = {fmt(g)}, {expected} {fmt(w)}" + (f" (they differ by {abs(g - w):.2g})" if close else "")
+        return f"{text}; {self.note}" if self.note else text
+
+    def __str__(self) -> str:
+        return self.said()
+
+    def in_element(self, b: int) -> "Mismatch":
+        """The same position in batch element b (of a result computed for that element alone)."""
+        return self if self.index is None else replace(self, index=(b, *self.index[1:]))
+
+
+def mismatch(name: str, got: torch.Tensor, want: torch.Tensor, rtol: float, atol: float) -> Mismatch | None:
+    """None when close; else the first position where they differ, and by how much."""
     if got.shape != want.shape:
-        return f"{name} has shape {tuple(got.shape)}, expected {tuple(want.shape)}"
+        return Mismatch(name, None, tuple(got.shape), tuple(want.shape))
     bad = ~torch.isclose(got.to(want.dtype), want, rtol=rtol, atol=atol, equal_nan=True)
     if not bad.any():
         return None
     i = idx(got, bad)
-    g, w = float(got[i]), float(want[i])
-    close = fmt(g) == fmt(w) and math.isfinite(g - w)
-    return f"{at(name, i)} = {fmt(g)}, expected {fmt(w)}" + (f" (they differ by {abs(g - w):.2g})" if close else "")
+    return Mismatch(name, i, float(got[i]), float(want[i]))
 
 
 def future(t: int) -> torch.Tensor:

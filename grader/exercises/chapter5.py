@@ -35,13 +35,13 @@ def causal_flag_off(ctx: Ctx) -> None:
         assume(bool(((q @ k.transpose(-2, -1)) != 0).all()))
         _, w_off = ctx.call(q, k, v, causal=False)
         if not (w_off[..., future(q.shape[-2])] != 0).any():
-            raise Failed(f"for {shape_of(q, causal=False)}: every future weight is 0, the mask is still applied")
+            raise Failed(f"for {shape_of(q, k, v, causal=False)}: every future weight is 0, the mask is still applied")
         _, w_on = ctx.call(q, k, v)
         rtol, atol = ctx.tol(w_on.dtype)
         # the last query sees every key either way, so its row must not depend on the flag
         bad = mismatch("weights", w_off[..., -1:, :], w_on[..., -1:, :], rtol, atol)
         if bad:
-            raise Failed(f"for {shape_of(q, causal=False)}: the last query's weights changed with the flag, though none of its keys is in the future (last row: {bad})")
+            raise Failed(f"for {shape_of(q, k, v, causal=False)}: the last query's weights changed with the flag, though none of its keys is in the future (last row: {bad})")
 
     ctx.prove(ctx.qkv(), prop)
 

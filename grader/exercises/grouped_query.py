@@ -96,7 +96,7 @@ def kv_head_groups(ctx: Ctx) -> None:
                 h = differing_head([(torch.where(others, w2, w), w), (torch.where(others, out2, out), out)], rtol, atol)
                 raise Failed(
                     f"for {shape_of(q, k, v)}: changing key/value head {j} changed query head {h} "
-                    f"({bad.split(' =')[0]}), which belongs to key/value head {h} // {group} = {h // group}"
+                    f"({bad.where}), which belongs to key/value head {h} // {group} = {h // group}"
                     + tiled(h, j, hkv)
                 )
 
@@ -123,7 +123,7 @@ def repeat_kv_equivalent(ctx: Ctx) -> None:
             j = heads_read(ctx, q, k, v, out, w, h)
             read = (f"; query head {h} attends like key/value head {j}, but it belongs to head {h} // {group} = {h // group}"
                     + tiled(h, j, hkv)) if j is not None and j != h // group else ""
-            raise Failed(f"for {shape_of(q, k, v)}: {bad.replace('expected', f'your function on k, v repeat-interleaved {group} times gives')}{read}")
+            raise Failed(f"for {shape_of(q, k, v)}: {bad.said(f'your function on k, v repeat-interleaved {group} times gives')}{read}")
 
     ctx.prove(grouped(kv_heads=(2, 3), groups=(2, 3), t=(2, 5), h=(2, 4)), prop)
 
@@ -148,7 +148,7 @@ def mha_and_mqa(ctx: Ctx) -> None:
             if bad:
                 raise Failed(
                     f"for {shape_of(q, k, v)}, {kind}: query head {h} alone with key/value head {j} gives "
-                    f"{bad.replace('expected', f'but among {q.shape[1]} query heads')}: the number of heads changes a head's result"
+                    f"{bad.said(f'but among {q.shape[1]} query heads')}: the number of heads changes a head's result"
                 )
 
     ends = st.integers(2, 4).flatmap(lambda hq: st.sampled_from([1, hq]).flatmap(

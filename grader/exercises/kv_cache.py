@@ -81,7 +81,7 @@ def decode_matches_full(ctx: Ctx) -> None:
             if bad:
                 raise Failed(
                     f"for {shape_of(q, k, v)}, a prefill of {positions(p)}, then decoding position {i} alone with the "
-                    f"cache of {positions(i)} your function returned: {bad.replace('expected', f'your function gives for positions 0 .. {i} without a cache')}"
+                    f"cache of {positions(i)} your function returned: {bad.said(f'your function gives for positions 0 .. {i} without a cache')}"
                     + (" (the new token sees only key 0: its mask is aligned to the top-left, tril() without diagonal=P)"
                        if i and bool((w[..., 1:] == 0).all()) else "")
                 )
@@ -119,7 +119,7 @@ def chunk_after_past(ctx: Ctx) -> None:
         top_left = visible(qn.shape[-2], p) & ~visible(qn.shape[-2], p, top_left=True)  # what tril() without diagonal=P hides
         aligned = " (new query i sees only keys 0 .. i: the mask is aligned to the top-left, tril() without diagonal=P)" \
             if bool((w[..., top_left] == 0).all()) and bool((want_w[..., top_left] != 0).any()) else ""
-        raise Failed(f"for {described}: {bad.replace('expected', 'your function gives for the whole sequence without a cache')}{aligned}")
+        raise Failed(f"for {described}: {bad.said('your function gives for the whole sequence without a cache')}{aligned}")
 
     ctx.prove(with_split(ctx.qkv(t=(3, 7), h=(2, 4)), 1, 2), prop)
 

@@ -93,7 +93,7 @@ def padding_keys_zero(ctx: Ctx) -> None:
             b, _, i, j = ix = idx(w, leak)
             raise Failed(
                 f"{at(WEIGHTS, ix)} = {fmt(float(w[ix]))} for padding_mask {mask.tolist()}, expected 0: key {j} of "
-                f"sequence {b} is padding and query {i} is a real token; {shape_of(q)}"
+                f"sequence {b} is padding and query {i} is a real token; {shape_of(q, k, v)}"
             )
 
     prove_padded(ctx, prop)
@@ -116,14 +116,14 @@ def padded_rows_finite(ctx: Ctx) -> None:
                 i = idx(t, bad)
                 what = "NaN" if t[i].isnan() else fmt(float(t[i]))
                 why = "sees only padding" if not seen[i[0], 0, i[2]] else "sees at least one real key"
-                raise Failed(f"{at(name, i[:3] + (':',))} is {what} for padding_mask {mask.tolist()} (query {i[2]} {why}); {shape_of(q)}")
+                raise Failed(f"{at(name, i[:3] + (':',))} is {what} for padding_mask {mask.tolist()} (query {i[2]} {why}); {shape_of(q, k, v)}")
         for name, t in ((WEIGHTS, w), (OUT, out)):
             bad = ~seen[..., None] & (t != 0)
             if bad.any():
                 i = idx(t, bad)
                 raise Failed(
                     f"{at(name, i[:3] + (':',))} = {row(t, i)} for padding_mask {mask.tolist()}, expected zeros: query "
-                    f"{i[2]} sees only padding (no real key at or before it); {shape_of(q)}"
+                    f"{i[2]} sees only padding (no real key at or before it); {shape_of(q, k, v)}"
                 )
 
     prove_padded(ctx, prop, keep=any_padding)  # all padding included; no padding is finite_float32's case
@@ -144,12 +144,12 @@ def heads_independent(ctx: Ctx) -> None:
         rtol, atol = ctx.tol(w.dtype)
         bad = mismatch(WEIGHTS, w2[:, :1], w[:, :1], rtol, atol) or mismatch(OUT, out2[:, :1], out[:, :1], rtol, atol)
         if bad:
-            raise Failed(f"for {shape_of(q)}, changing query, key and value of heads 1.. changed head 0: {bad.split(' =')[0]}")
+            raise Failed(f"for {shape_of(q, k, v)}, changing query, key and value of heads 1.. changed head 0: {bad.where}")
         out1, w1 = ctx.call(q[:, :1], k[:, :1], v[:, :1])  # head 0 on its own
         bad = mismatch(WEIGHTS, w1, w[:, :1], rtol, atol) or mismatch(OUT, out1, out[:, :1], rtol, atol)
         if bad:
             raise Failed(
-                f"for {shape_of(q)}, head 0 alone (heads=1) gives {bad.replace('expected', f'but among {q.shape[1]} heads')}: "
+                f"for {shape_of(q, k, v)}, head 0 alone (heads=1) gives {bad.said(f'but among {q.shape[1]} heads')}: "
                 "the number of heads changes a head's result (scaled by sqrt(d_model) = sqrt(heads * Dk) instead of sqrt(Dk)?)"
             )
 
@@ -182,8 +182,8 @@ def padding_invariance(ctx: Ctx) -> None:
             bad = mismatch(OUT, real(out2), real(out), rtol, atol) or mismatch(WEIGHTS, real(w2), real(w), rtol, atol)
             if bad:
                 raise Failed(
-                    f"changing only {name} at the padded positions changed {bad.split(' =')[0]} (a real token) for "
-                    f"padding_mask {mask.tolist()}: {blame[name]}; {shape_of(q)}"
+                    f"changing only {name} at the padded positions changed {bad.where} (a real token) for "
+                    f"padding_mask {mask.tolist()}: {blame[name]}; {shape_of(q, k, v)}"
                 )
 
     prove_padded(ctx, prop)

@@ -83,7 +83,7 @@ def prefix_visible(ctx: Ctx) -> None:
             i = idx(w, missed)
             r, j = i[-2], i[-1]
             why = f"key {j} is in the prefix (j < prefix_len = {p})" if j > r else f"key {j} is at or before query {r}"
-            raise Failed(f"for {shape_of(q, prefix_len=p)}: {at('weights', i)} = {fmt(float(w[i]))}, expected more than 0: {why}, so query {r} sees it")
+            raise Failed(f"for {shape_of(q, k, v, prefix_len=p)}: {at('weights', i)} = {fmt(float(w[i]))}, expected more than 0: {why}, so query {r} sees it")
 
     ctx.prove(with_prefix(ctx.qkv(lead=(1, 2), scale=1.0)), prop)
 
@@ -101,7 +101,7 @@ def masked_weights_zero(ctx: Ctx) -> None:
         leak = ~visible(q.shape[-2], p, q.dim()) & (w != 0)
         if leak.any():
             i = idx(w, leak)
-            raise Failed(f"for {shape_of(q, prefix_len=p)}: {at('weights', i)} = {fmt(float(w[i]))}, expected 0 ({hidden(i[-2], i[-1], p)})")
+            raise Failed(f"for {shape_of(q, k, v, prefix_len=p)}: {at('weights', i)} = {fmt(float(w[i]))}, expected 0 ({hidden(i[-2], i[-1], p)})")
 
     ctx.prove(with_prefix(ctx.qkv(lead=(1, 2), dtypes=(np.float32, np.float64))), prop)
 
@@ -130,7 +130,7 @@ def masked_invariance(ctx: Ctx) -> None:
             bad = mismatch("out", out2[..., : c + 1, :], out[..., : c + 1, :], rtol, atol)
             if bad:
                 raise Failed(
-                    f"for {shape_of(q, prefix_len=p)}: changing only {name}[..., {c + 1}:, :] changed {bad.split(' =')[0]} "
+                    f"for {shape_of(q, k, v, prefix_len=p)}: changing only {name}[..., {c + 1}:, :] changed {bad.where} "
                     f"(position <= {c}), though positions after {c} are after the prefix and after every query up to {c}; {blame[name]}"
                 )
 
@@ -153,8 +153,8 @@ def per_row_prefix(ctx: Ctx) -> None:
             one_out, one_w = ctx.call(*row, prefix_len=p)
             bad = mismatch("weights", w[b : b + 1], one_w, rtol, atol) or mismatch("out", out[b : b + 1], one_out, rtol, atol)
             if bad:
-                bad = bad.replace("[0", f"[{b}", 1).replace("expected", f"while row {b} alone with prefix_len = {p} gives")
-                raise Failed(f"for {shape_of(q, prefix_len=lengths)}: {bad}{_as_if(ctx, row, w[b : b + 1], p)}")
+                bad = bad.in_element(b).said(f"while row {b} alone with prefix_len = {p} gives")
+                raise Failed(f"for {shape_of(q, k, v, prefix_len=lengths)}: {bad}{_as_if(ctx, row, w[b : b + 1], p)}")
 
     ctx.prove(with_lengths(ctx.qkv(b=(2, 3), lead=(1, 2))), prop)
 
@@ -187,7 +187,7 @@ def prefix_extremes(ctx: Ctx) -> None:
                 r, j = i[-2], i[-1]
                 what = "expected 0: with no prefix the attention is causal" if not seen[r, j] else (
                     "expected more than 0: " + ("with no prefix the attention is causal" if p == 0 else "with the whole sequence as prefix every query sees every key"))
-                raise Failed(f"for {shape_of(q, prefix_len=p)}: {at('weights', i)} = {fmt(float(w[i]))}, {what} (key {j}, query {r})")
+                raise Failed(f"for {shape_of(q, k, v, prefix_len=p)}: {at('weights', i)} = {fmt(float(w[i]))}, {what} (key {j}, query {r})")
 
     ctx.prove(ctx.qkv(lead=(1, 2), scale=1.0), prop)
 

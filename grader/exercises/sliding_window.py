@@ -77,7 +77,7 @@ def band_weights_zero(ctx: Ctx) -> None:
         leak = ~band(q.shape[-2], window) & (w != 0)
         if leak.any():
             i = idx(w, leak)
-            raise Failed(f"for {shape_of(q, window=window)}: {at('weights', i)} = {fmt(float(w[i]))}, expected 0 ({outside(i[-2], i[-1], window)})")
+            raise Failed(f"for {shape_of(q, k, v, window=window)}: {at('weights', i)} = {fmt(float(w[i]))}, expected 0 ({outside(i[-2], i[-1], window)})")
 
     ctx.prove(with_window(ctx.qkv(t=(2, 8), lead=(1, 2), dtypes=(np.float32, np.float64))), prop)
 
@@ -108,7 +108,7 @@ def band_invariance(ctx: Ctx) -> None:
                 i = idx(out, changed)
                 old = "key 0 is" if cut == 1 else f"keys 0..{cut - 1} are"
                 raise Failed(
-                    f"for {shape_of(q, window=window)}: changing only {name}[..., :{cut}, :] changed {at('out', i)} from "
+                    f"for {shape_of(q, k, v, window=window)}: changing only {name}[..., :{cut}, :] changed {at('out', i)} from "
                     f"{fmt(float(out[i]))} to {fmt(float(out2[i]))}, though {old} outside the window of query {i[-2]} "
                     f"({keys(i[-2], window)}); {blame[name]}"
                 )
@@ -131,7 +131,7 @@ def window_covers_all(ctx: Ctx) -> None:
         rtol, atol = ctx.tol(q.dtype)
         bad = mismatch("weights", w, w2, rtol, atol) or mismatch("out", out, out2, rtol, atol)
         if bad:
-            raise Failed(f"for {shape_of(q)}: with window = T = {t}, {bad.replace('expected', f'while window = {t + extra} gives')}; both windows cover every key up to each query")
+            raise Failed(f"for {shape_of(q, k, v)}: with window = T = {t}, {bad.said(f'while window = {t + extra} gives')}; both windows cover every key up to each query")
 
     ctx.prove(st.tuples(ctx.qkv(lead=(1, 2)), st.integers(1, 3)), prop)
 
@@ -150,7 +150,7 @@ def window_one_is_v(ctx: Ctx) -> None:
         eye = torch.eye(q.shape[-2], dtype=q.dtype).expand_as(w)
         bad = mismatch("weights", w, eye, rtol, atol) or mismatch("out", out, v, rtol, atol)
         if bad:
-            raise Failed(f"for {shape_of(q, window=1)}: {bad} (with window = 1, query i sees key i alone)")
+            raise Failed(f"for {shape_of(q, k, v, window=1)}: {bad} (with window = 1, query i sees key i alone)")
 
     ctx.prove(ctx.qkv(), prop)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
-from grader.grading.outcome import Grade, Outcome, Status
+from grader.grading.outcome import Failure, Grade, Outcome, Status
 
 STATUS = {"passed": "PASS", "failed": "FAIL", "skipped": "skip", "not run": "----"}
 
@@ -46,7 +46,7 @@ def feedback(o: Outcome, mistakes: list[str] = ()) -> str:
     parts = [o.message]
     if o.status is Status.FAILED:
         parts += [f"Likely mistake: {m}" for m in mistakes]
-        raised = o.message.startswith("your function raised")  # one cause: the error and its line say more
+        raised = o.failure is Failure.RAISED  # one cause: the error and its line say more
         if o.misconception and not raised:
             parts.append(f"Likely cause: {o.misconception}.")
         if o.hint and not raised:

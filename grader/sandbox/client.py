@@ -30,12 +30,15 @@ READY_TIMEOUT = 30.0  # the worker imports torch's meta kernels: the grader's ti
 
 
 class StudentError(Exception):
-    """The student's function raised or returned something unusable for these inputs (a normal failure)."""
+    """The student's function raised or returned something unusable for these inputs (a normal failure); `kind`
+    says which (wire.Kind), for the checks that tell them apart."""
 
-    def __init__(self, message: str, where: str = "", kind: str = "exception"):
+    def __init__(self, message: str, where: str = "", kind: wire.Kind = wire.Kind.EXCEPTION,
+                 shapes: tuple[tuple[int, ...], tuple[int, ...]] | None = None):
         super().__init__(message)
         self.where = where
         self.kind = kind
+        self.shapes = shapes  # (the shape a result has, the one agreed), when that is what was wrong
 
 
 class WorkerLost(BaseException):
@@ -43,9 +46,28 @@ class WorkerLost(BaseException):
     instead of shrinking (each retry would cost another timeout)."""
 
 
-def _exit_reason(code: int | None) -> str:
+def _kind(reply: dict) -> wire.Kind:
+    """A failed reply's kind; one the grader does not know (a forged frame) is a plain exception."""
+    try:
+        return wire.Kind(reply.get("kind", wire.Kind.EXCEPTION))
+    except ValueError:
+        return wire.Kind.EXCEPTION
+
+
+def _shapes(reply: dict) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """A bad result's (shape, agreed shape), checked: the worker's reply is data, not trusted."""
+    shapes = reply.get("shapes")
+    if (isinstance(shapes, list) and len(shapes) == 2 and all(isinstance(s, list) and len(s) <= 16 for s in shapes)
+            and all(type(d) is int for s in shapes for d in s)):
+        return tuple(shapes[0]), tuple(shapes[1])
+    return None
+
+
+def _exit_reason(code: int | None, limits: Limits) -> str:
     if code is None:
         return "stopped answering"
+    if code == wire.EXIT_MEMORY:
+        return f"ran out of memory (memory limit exceeded: {limits.memory_mb} MiB)"
     if code < 0:
         sig = -code
         name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
@@ -191,8 +213,7 @@ class Subject:
         theirs.close()
         self._sock = ours
         header = {
-            "op": "load",
-            "code": self.source.code,
+            "op": "load",  # the code travels as the payload: a JSON header is capped at wire.MAX_JSON
             "filename": self.source.filename,
             "module": self.source.module,
             "folder": folder,
@@ -200,16 +221,16 @@ class Subject:
             "results": self.results,
             "meta": self.device == "cpu",  # the device check will simulate a GPU with meta tensors
         }
-        reply = self._roundtrip(header, b"", self.limits.load_timeout, "loading the file")
+        reply = self._roundtrip(header, self.source.code.encode(), self.limits.load_timeout, "loading the file")
         if not reply[0].get("ok"):
-            kind = reply[0].get("kind")
+            kind = _kind(reply[0])
             msg = self._explain(kind, str(reply[0].get("error", "unknown error"))[:500])
             self.close()
-            if kind == "sandbox":
-                raise StudentError(msg, "", "load")
+            if kind is wire.Kind.SANDBOX:
+                raise StudentError(msg, "", kind)
             where = self._where(reply[0])
-            raise StudentError(f"{'exited during import' if kind == 'exit' else 'running the file failed'}: {msg}"
-                               + (f"\n    at {where}" if where else ""), where, "load")
+            raise StudentError(f"{'exited during import' if kind is wire.Kind.EXIT else 'running the file failed'}: {msg}"
+                               + (f"\n    at {where}" if where else ""), where, kind)
 
     def _copy_folder(self) -> str | None:
         """A folder submission's Python files, copied into the worker's own folder (readable by its uid, and
@@ -295,7 +316,7 @@ class Subject:
         return reply, data
 
     def _died(self, header: dict, what: str):
-        reason = _exit_reason(self._proc.exitcode)
+        reason = _exit_reason(self._proc.exitcode, self.limits)
         self.close()
         during = "during import" if header.get("op") == "load" else f"while {what}"
         raise WorkerLost(f"the worker {reason} {during}") from None
@@ -325,24 +346,24 @@ class Subject:
                   "expect": [list(s) for s in expect], "seed": self._calls, "names": list(self.inputs), **extra}
         reply, data = self._roundtrip(header, payload, self.limits.call_timeout, "calling your function")
         if not reply.get("ok"):
-            kind = reply.get("kind", "exception")
+            kind = _kind(reply)
             msg = self._explain(kind, str(reply.get("error", "unknown error"))[:500])
-            if kind == "memory":  # like a timeout: stop the check now, a retry (hypothesis shrinking) costs as much
+            if kind is wire.Kind.MEMORY:  # like a timeout: stop the check now, a retry (shrinking) costs as much
                 self.close()
                 raise WorkerLost(msg)
-            if kind == "protocol":  # the worker's meta twin broke it: the same verdict as if the worker had
+            if kind is wire.Kind.PROTOCOL:  # the worker's meta twin broke it: the same verdict as if the worker had
                 self.close()
                 raise WorkerLost(f"the worker broke the protocol while calling your function: {msg}")
-            raise StudentError(msg, self._where(reply), kind)
+            raise StudentError(msg, self._where(reply), kind, _shapes(reply))
         return reply, data
 
-    def _explain(self, kind: object, msg: str) -> str:
+    def _explain(self, kind: wire.Kind, msg: str) -> str:
         """The worker's error in words a teacher understands, by the kind the worker named."""
-        if kind == "memory":
+        if kind is wire.Kind.MEMORY:
             return f"memory limit exceeded ({self.limits.memory_mb} MiB): {msg}"
-        if kind == "output":
+        if kind is wire.Kind.OUTPUT:
             return f"output too large (more than {self.limits.output_kb} KiB printed or written): {msg}"
-        if kind == "exit":
+        if kind is wire.Kind.EXIT:
             return f"SystemExit ({msg} was called)"
         return msg
 

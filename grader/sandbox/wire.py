@@ -13,6 +13,7 @@ import math
 import socket
 import struct
 import time
+from enum import StrEnum
 
 import torch
 
@@ -20,6 +21,7 @@ HEADER = struct.Struct("!IQ")  # json length, payload length
 MAX_JSON = 1 << 20
 MAX_PAYLOAD = 256 << 20
 POLL = 0.05  # seconds between looks at a deadline that is a function (the time left, in the worker's own time)
+EXIT_MEMORY = 86  # a worker that runs out of memory where it cannot say so in a frame exits with this status
 
 DTYPES = {
     "float16": torch.float16,
@@ -31,6 +33,19 @@ DTYPES = {
     "int32": torch.int32,
 }
 DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
+
+
+class Kind(StrEnum):
+    """Why a worker's request failed, as its reply names it: the grader words each kind, nothing parses the text."""
+
+    EXCEPTION = "exception"  # the student's function (or file) raised
+    BAD_OUTPUT = "bad_output"  # it returned something that is not the agreed result
+    DEVICE = "device"  # it mixed the inputs' device with another one (the device check's meta tensors)
+    MEMORY = "memory"  # MemoryError: the worker's address-space limit
+    OUTPUT = "output"  # the output file's size limit
+    EXIT = "exit"  # SystemExit
+    SANDBOX = "sandbox"  # a wall did not go up: no student code ran
+    PROTOCOL = "protocol"  # the worker's meta twin broke the protocol
 
 
 class WireError(Exception):

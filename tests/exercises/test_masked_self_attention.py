@@ -15,9 +15,13 @@ def test_vacuous_functions_score_at_most_ten_percent(grade_of, name):
     assert grade.score <= 0.1 * grade.max_score
 
 
-def test_left_padding_nan_says_nan_and_where_on_the_smallest_mask(grade_of):
+def test_left_padding_nan_says_nan_and_where_on_a_small_mask(grade_of):
+    """The shrunk case: T = 2, the sequence that starts with a pad named, and the query that sees only padding."""
     message = {o.id: o for o in grade_of(MSA / "bug_nan_left_padding.py", RUBRIC).outcomes}["padded_rows_finite"].message
-    assert re.match(r"hidden_states\[0, \d+, 0, :\] is NaN for padding_mask \[\[0, 1\]\] \(query 0 sees only padding\)", message), message
+    found = re.match(r"hidden_states\[(\d), \d+, 0, :\] is NaN for padding_mask (\[.*\]) \(query 0 sees only padding\)", message)
+    assert found, message
+    mask = eval(found.group(2))  # noqa: S307 - a list of lists of 0 and 1 that the grader wrote
+    assert len(mask) <= 2 and len(mask[0]) == 2 and mask[int(found.group(1))] == [0, 1]
 
 
 def test_the_text_version_fixed_is_the_only_difference(grade_of):

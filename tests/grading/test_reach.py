@@ -43,7 +43,8 @@ def test_draws_narrow_to_what_works():
 def test_a_limitation_is_worded_once_with_its_cause():
     reach = Reach(works=[Form(2, F32), Form(2, F64)],
                   fails={Form(1, F32): "for q, k, v of shape (2, 5, 4) float32 (T=5, H=4): out has shape (1, 2, 5, 4), expected (2, 5, 4)",
-                         Form(1, F64): "the same"})
+                         Form(1, F64): "the same"},
+                  shapes={Form(1, F32): ((1, 2, 5, 4), (2, 5, 4))})  # what the worker's reply says, as data
     text = reach.explain()
     assert text.startswith("your function does not handle [B, T, H] float32, float64 inputs")
     assert "[1, 1, N, N]" in text and "ran on those it handles ([B, heads, T, H] float32, float64)" in text

@@ -99,7 +99,12 @@ BLOCKED = ("reference", "grader")
 
 
 class BadOutput(Exception):
-    """The function returned something that is not (out, weights) of the agreed shapes."""
+    """The function returned something that is not (out, weights) of the agreed shapes; `shapes`: the shape it has
+    and the one agreed, when that is what is wrong."""
+
+    def __init__(self, message: str, shapes: tuple[list[int], list[int]] | None = None):
+        super().__init__(message)
+        self.shapes = shapes
 
 
 class _Blocker(importlib.abc.MetaPathFinder):
@@ -154,18 +159,20 @@ def _student_frames(exc: BaseException, filename: str) -> list:
         return []
 
 
-def _kind(exc: BaseException) -> str:
-    """How the grader words the failure: exit, memory, output or a plain exception."""
+def _kind(exc: BaseException) -> wire.Kind:
+    """How the grader words the failure: exit, memory, output, a device mixed, or a plain exception."""
     try:
         if isinstance(exc, SystemExit):
-            return "exit"
+            return wire.Kind.EXIT
         if isinstance(exc, MemoryError) or (isinstance(exc, RuntimeError) and "can't allocate memory" in _text(exc)):
-            return "memory"
+            return wire.Kind.MEMORY
         if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
-            return "output"
+            return wire.Kind.OUTPUT
+        if type(exc) is DeviceError:  # the trace's own, never a student's subclass
+            return wire.Kind.DEVICE
     except BaseException:  # a student's exception subclass whose attributes raise
         pass
-    return "exception"
+    return wire.Kind.EXCEPTION
 
 
 def _text(exc: BaseException) -> str:
@@ -185,14 +192,14 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
-def _load(req: dict) -> types.FunctionType:
+def _load(req: dict, code: bytes) -> types.FunctionType:
     folder = req.get("folder")
     if folder:
         sys.path.insert(0, folder)
     module = types.ModuleType(req["module"])
     module.__file__ = req["filename"]
     sys.modules[req["module"]] = module  # dataclasses and pickle look modules up by name
-    exec(compile(req["code"], req["filename"], "exec"), module.__dict__)
+    exec(compile(code.decode(), req["filename"], "exec"), module.__dict__)
     fn = getattr(module, req["entry"], None)
     if not callable(fn):
         raise BadOutput(f"{req['entry']} is not a function after running the file")
@@ -251,11 +258,11 @@ def _check(t, name: str, shape: list[int], device: str) -> torch.Tensor:
         t = torch.Tensor.as_subclass(t, torch.Tensor)
         got = list(t.shape)
         if got != shape:
-            raise BadOutput(f"{name} has shape {tuple(got)}, expected {tuple(shape)}")
+            raise BadOutput(f"{name} has shape {tuple(got)}, expected {tuple(shape)}", (got, list(shape)))
         if not (t.is_floating_point()):
             raise BadOutput(f"{name} has dtype {t.dtype}, expected a floating dtype")
         if t.device.type != torch.device(device).type:
-            raise BadOutput(f"{name} is on {t.device}, inputs were on {device}")
+            raise DeviceError(f"{name} is on {t.device}, inputs were on {device}")
     return t
 
 
@@ -391,21 +398,27 @@ class _Server:
         self.twin: tuple[socket.socket, int] | None = None
 
     def serve(self) -> None:
-        while True:
-            try:
-                req, payload = wire.recv(self.sock)
-            except (EOFError, OSError, wire.WireError):
-                os._exit(0)
-            if self.twin and (req.get("device") == "meta" or req.get("op") == "ready"):
-                reply, data = self._ask_twin(req, payload)
-            else:
-                reply, data = self._answer(req, payload)
-            try:
-                wire.send(self.sock, reply, data)
-            except OSError:
-                os._exit(0)
-            if req.get("op") == "load" and req.get("meta") and reply["ok"] and not meta_warm:
-                self._fork_twin()
+        try:
+            while True:
+                self._serve_one()
+        except MemoryError:  # receiving a frame or sending a reply: no frame can say so, the exit status does
+            os._exit(wire.EXIT_MEMORY)
+
+    def _serve_one(self) -> None:
+        try:
+            req, payload = wire.recv(self.sock)
+        except (EOFError, OSError, wire.WireError):
+            os._exit(0)
+        if self.twin and (req.get("device") == "meta" or req.get("op") == "ready"):
+            reply, data = self._ask_twin(req, payload)
+        else:
+            reply, data = self._answer(req, payload)
+        try:
+            wire.send(self.sock, reply, data)
+        except OSError:
+            os._exit(0)
+        if req.get("op") == "load" and req.get("meta") and reply["ok"] and not meta_warm:
+            self._fork_twin()
 
     def _answer(self, req: dict, payload: bytes) -> tuple[dict, bytes]:
         try:
@@ -414,16 +427,16 @@ class _Server:
             if req["op"] == "load":
                 self.filename = req["filename"]
                 self.parts = req["results"]
-                self.fn = _load(req)
+                self.fn = _load(req, payload)
                 reply, data = {"ok": True}, b""
             elif req["op"] == "ready":
                 reply, data = {"ok": True}, b""
             else:
                 reply, data = _call(self.fn, self.parts, req, payload)
         except BadOutput as e:
-            reply, data = {"ok": False, "kind": "bad_output", "error": str(e)}, b""
+            reply, data = {"ok": False, "kind": wire.Kind.BAD_OUTPUT, "error": str(e), "shapes": e.shapes}, b""
         except _Broken as e:
-            reply, data = {"ok": False, "kind": "sandbox", "error": str(e)}, b""
+            reply, data = {"ok": False, "kind": wire.Kind.SANDBOX, "error": str(e)}, b""
         except BaseException as e:  # student code may raise anything, SystemExit and KeyboardInterrupt included
             reply = {"ok": False, "kind": _kind(e), "error": _describe(e), "where": _student_frames(e, self.filename)}
             data = b""
@@ -462,7 +475,7 @@ class _Server:
         except wire.WireError as e:  # student code in the twin wrote into its socket: the grader ends this worker
             os.kill(pid, signal.SIGKILL)
             self.twin = None
-            return {"ok": False, "kind": "protocol", "error": str(e)}, b""
+            return {"ok": False, "kind": wire.Kind.PROTOCOL, "error": str(e)}, b""
         except (EOFError, OSError):  # it died: so does this worker, the same way
             pass
         try:
