@@ -35,7 +35,7 @@ def warm_up(meta: bool = False) -> None:
     it is a fresh interpreter, whose `import torch` runs beside this process's own.
 
     meta: also import torch's meta kernels there, for a server that will fork many workers. Without it, one check
-    is not kept waiting for them: its worker forks a twin that imports them (see sandbox.worker.serve)."""
+    is not kept waiting for them: its worker forks a twin that imports them (see sandbox.worker.twin)."""
     if meta and "grader.sandbox.worker.preload_meta" not in _preload:
         _preload.append("grader.sandbox.worker.preload_meta")
     hold()
@@ -154,10 +154,10 @@ def _serve_forks(listener: int, alive_r: int) -> None:
         for sig in signal.valid_signals():
             if callable(signal.getsignal(sig)):
                 signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL)
-        from grader.sandbox.worker import walls
+        from grader.sandbox.worker.walls import linux
 
-        walls.close_fds({0, 1, 2, listener, alive_r})
-        walls.become_subreaper()  # a fork's: not inherited, and serve's import (which sets it) may be done
+        linux.close_fds({0, 1, 2, listener, alive_r})
+        linux.become_subreaper()  # a fork's: not inherited, and preload's import (which sets it) may be done
         multiprocessing.forkserver.main(listener, alive_r, _preload)
     finally:
         os._exit(0)

@@ -1,0 +1,68 @@
+"""A result, whatever its return style (tuple, mapping, dataclass, NamedTuple), read into the exercise's parts by
+their names, and each tensor checked against the shape agreed: plain tensors go back, never a student's subclass."""
+
+from __future__ import annotations
+
+import torch
+
+from grader.sandbox.worker.errors import BadOutput, DeviceError
+
+
+def _pick(result, names: list[str], what: str):
+    if isinstance(result, dict):
+        for n in names:
+            if n in result:
+                return result[n]
+    else:
+        for n in names:
+            try:
+                return getattr(result, n)
+            except AttributeError:
+                continue
+    raise BadOutput(f"the result has no {what} (looked for {', '.join(names)})")
+
+
+def adapt(result, parts: list[dict]) -> list:
+    """The result's parts, flattened, from any of the return conventions in DESIGN.md. A part is
+    {"labels": [...], "what": ..., "names": [...]}: one tensor per label (two for a KV cache), found by position in
+    a tuple or by one of its names in a mapping or an object."""
+    expected = f"({', '.join(p['labels'][0] if len(p['labels']) == 1 else 'cache' for p in parts)})"
+    if isinstance(result, (tuple, list)) and not hasattr(result, "_fields"):
+        if len(result) != len(parts):
+            raise BadOutput(f"returned a {type(result).__name__} of length {len(result)}, expected {expected}")
+        found = list(result)
+    elif result is None or isinstance(result, (str, bytes, int, float, torch.Tensor)):
+        raise BadOutput(f"returned {type(result).__name__}, expected {expected}")
+    else:
+        found = [_pick(result, p["names"], p["what"]) for p in parts]
+    flat = []
+    for p, value in zip(parts, found):
+        if len(p["labels"]) == 1:
+            flat.append(value)
+        elif isinstance(value, (tuple, list)) and len(value) == len(p["labels"]):
+            flat += list(value)
+        else:
+            raise BadOutput(f"the {p['what']} is a {type(value).__name__}, expected ({', '.join(p['labels'])})")
+    return flat
+
+
+def shape_of(t) -> list[int] | None:
+    if not isinstance(t, torch.Tensor):
+        return None
+    with torch._C.DisableTorchFunctionSubclass():
+        return list(torch.Tensor.as_subclass(t, torch.Tensor).shape)
+
+
+def checked(t, name: str, shape: list[int], device: str) -> torch.Tensor:
+    if not isinstance(t, torch.Tensor):
+        raise BadOutput(f"{name} is a {type(t).__name__}, not a tensor")
+    with torch._C.DisableTorchFunctionSubclass():
+        t = torch.Tensor.as_subclass(t, torch.Tensor)
+        got = list(t.shape)
+        if got != shape:
+            raise BadOutput(f"{name} has shape {tuple(got)}, expected {tuple(shape)}", (got, list(shape)))
+        if not (t.is_floating_point()):
+            raise BadOutput(f"{name} has dtype {t.dtype}, expected a floating dtype")
+        if t.device.type != torch.device(device).type:
+            raise DeviceError(f"{name} is on {t.device}, inputs were on {device}")
+    return t
