@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from grader.sandbox.client import RunClock
+from grader.sandbox.clock import RunClock
 
 CPU = sorted(os.sched_getaffinity(0))[0]
 WORK = 0.4  # CPU seconds the timed process spends

@@ -179,11 +179,11 @@ class Run:
 
 
 def _grade(path: Path, rubric, cwd: Path) -> Run:
-    from grader.sandbox import confinement as walls_host
+    from grader.sandbox import uids
     from grader.grading.engine import Grading
 
     slots: list[list] = []
-    acquire, release = walls_host.acquire, walls_host.release
+    acquire, release = uids.acquire, uids.release
 
     def tracked_acquire(workdir):
         uid = acquire(workdir)
@@ -199,8 +199,8 @@ def _grade(path: Path, rubric, cwd: Path) -> Run:
     cwd.mkdir(parents=True, exist_ok=True)
     before = _forged_paths(cwd)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(walls_host, "acquire", tracked_acquire)
-        mp.setattr(walls_host, "release", tracked_release)
+        mp.setattr(uids, "acquire", tracked_acquire)
+        mp.setattr(uids, "release", tracked_release)
         mp.chdir(cwd)
         since = _boot_clock()
         start = time.monotonic()
@@ -339,16 +339,16 @@ def test_no_process_it_started_survives(graded, name, printed):
 def test_a_slot_left_with_processes_is_cleared_before_its_uid_is_reused(tmp_path, monkeypatch):
     """A grader killed with -9 leaves its last worker's processes running as that worker's uid: the next worker
     given the uid kills them first."""
-    from grader.sandbox import confinement
+    from grader.sandbox import uids
 
     _require("uid")
-    k = confinement.SLOTS - 1
-    left = subprocess.Popen(["sleep", "120"], user=confinement.FIRST_UID + k, group=confinement.FIRST_UID + k)
+    k = uids.SLOTS - 1
+    left = subprocess.Popen(["sleep", "120"], user=uids.FIRST_UID + k, group=uids.FIRST_UID + k)
     try:
-        monkeypatch.setattr(confinement, "_next", k)
-        uid = confinement.acquire(str(tmp_path))
-        confinement.release(uid)
-        if uid != confinement.FIRST_UID + k:
+        monkeypatch.setattr(uids, "_next", k)
+        uid = uids.acquire(str(tmp_path))
+        uids.release(uid)
+        if uid != uids.FIRST_UID + k:
             pytest.skip("another grader of this run holds that slot")
         assert left.wait(timeout=5) == -signal.SIGKILL
     finally:
@@ -523,7 +523,7 @@ def scaled_dot_product_attention(q, k, v, causal=True):
 
 def test_worker_runs_under_its_own_uid_and_still_imports(tmp_path):
     """As root: a private view makes Python readable to the worker's uid even under /root (mode 700 here)."""
-    from grader.sandbox import confinement as walls_host
+    from grader.sandbox import fs_view, uids
     from grader.submission import loader
     from grader.grading.engine import environment
     from grader.sandbox.client import Subject
@@ -531,7 +531,7 @@ def test_worker_runs_under_its_own_uid_and_still_imports(tmp_path):
     from grader.exercises import EXERCISES
 
     _require("uid")
-    plan = walls_host.view_plan()
+    plan = fs_view.view_plan()
     spy = tmp_path / "spy.py"
     spy.write_text(f"COVER = {plan['cover']!r}\nHIDE = {plan['hide']!r}\n" + SPY)
     source, entry = loader.read(spy, ("scaled_dot_product_attention",))
@@ -541,7 +541,7 @@ def test_worker_runs_under_its_own_uid_and_still_imports(tmp_path):
     finally:
         subject.close()
     seen = json.loads(subject.output().split("WALLS ", 1)[1].splitlines()[0])
-    assert walls_host.FIRST_UID <= seen["uid"] < walls_host.FIRST_UID + walls_host.SLOTS
+    assert uids.FIRST_UID <= seen["uid"] < uids.FIRST_UID + uids.SLOTS
     assert environment()[-1].startswith("its own uid per worker")
     assert seen["home"] == seen["cwd"]
     assert set(seen["env"]) <= {"PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "HOME", "TMPDIR"}
@@ -763,7 +763,7 @@ def user_graded(small_rubric, small_toml):
     import shutil
     import tempfile
 
-    from grader.sandbox.client import MAX_STRETCH
+    from grader.sandbox.clock import MAX_STRETCH
 
     shared = Path(tempfile.mkdtemp(prefix="attention-grader-as-user-"))
     try:
