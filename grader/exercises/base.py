@@ -41,8 +41,8 @@ class Exercise:
     reference: Callable[[], Callable]  # imported lazily; gives a tuple of the result's parts: only the grader loads it
     checks: dict = field(default_factory=dict)  # the exercise's own checks, beside the shared ones
     inputs: tuple[str, ...] = ("q", "k", "v")  # the function's positional inputs, as messages name them; an option
-    # of one of these names (window=) reaches the function in that position (sandbox.worker.serve)
-    results: tuple[dict, ...] = (OUT, WEIGHTS)  # the result's parts (sandbox.worker.serve.adapt reads them)
+    # of one of these names (window=) reaches the function in that position (sandbox.worker.call)
+    results: tuple[dict, ...] = (OUT, WEIGHTS)  # the result's parts (sandbox.worker.returns.adapt reads them)
     lead: tuple[int, int] = (1, 6)  # how many dims before [T, H] the function must accept (min, max)
     heads: tuple[int, int] = (1, 2)  # sizes of a drawn heads dim (a multi-head exercise needs 2+ to show head mixing)
     variants: Variants | None = None  # planted bugs for diagnosis; None: no diagnosis
