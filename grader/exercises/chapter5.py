@@ -3,7 +3,6 @@ q, k, v [..., T, H] (any leading dims), out [..., T, H] and weights [..., T, T];
 
 from __future__ import annotations
 
-import math
 from functools import partial
 
 import torch
@@ -12,6 +11,7 @@ from hypothesis import assume
 from grader.checks.core import Ctx, Failed, check
 from grader.checks.format import future, mismatch, shape_of
 from grader.exercises.base import Exercise, Variants
+from grader.exercises.mistakes import common, drawn, large, negative
 
 CHECKS: dict = {}
 own = partial(check, CHECKS)
@@ -49,24 +49,15 @@ def causal_flag_off(ctx: Ctx) -> None:
 # -- planted bugs, for diagnosis ----------------------------------------------------------------------------
 # name -> what it means, for the student; names are stable (tests and results.json use them)
 MISTAKES = {
-    "no scaling": "the scores are not divided by sqrt(H)",
-    "scaled by 1/H": "the scores are divided by H instead of sqrt(H)",
-    "scaled by 1/sqrt(T)": "the scores are divided by sqrt(T), the sequence length, instead of sqrt(H), the head size",
-    "no mask": "the causal mask is never applied, so every query sees the future",
+    **common("no scaling", "scaled by 1/H", "scaled by 1/sqrt(T)", "no mask"),
     "mask off by one": "the mask lets query i also see key i+1 (tril(diagonal=1)); the allowed keys are j <= i",
     "diagonal masked": "the mask hides the diagonal too (tril(diagonal=-1)): no query sees itself and query 0 sees nothing (NaN)",
     "triu for tril": "the mask keeps the upper triangle (triu): queries see the future instead of the past; use tril",
-    "zero fill": "future scores are filled with 0 instead of -inf, so future keys keep weight exp(0 - max); fill with float('-inf')",
-    "mask after softmax": "the future is zeroed after the softmax without renormalising, so rows sum to less than 1; mask the scores before softmax",
-    "softmax over queries": "softmax runs over the query axis (dim=-2 / dim=1); it must normalise over the keys, dim=-1",
-    "batch mixed": "the softmax sums over the batch as well (e.g. dim=(0, -1)), so batch elements mix; sum over dim=-1 only",
-    "exp without max": "softmax is written as exp(s) / sum(exp(s)) without subtracting the row max, which overflows to NaN for large scores",
-    "global max": "the softmax subtracts the max of the whole tensor, not of each row, so rows far below it underflow to 0/0 = NaN; use amax(dim=-1, keepdim=True)",
-    "weights before softmax": "the weights returned are the masked scores from before the softmax, not the probabilities",
-    "weights before mask": "out is right, but the weights returned are the softmax of the unmasked scores: return the masked ones",
+    **common("zero fill", "mask after softmax", "softmax over queries", "batch mixed", "exp without max", "global max",
+             "weights before softmax", "weights before mask"),
     "causal flag ignored": "the mask is applied even when causal=False",
     "causal flag inverted": "the mask is applied when causal=False and not when causal=True (`if not causal:`)",
-    "causal mean": "the weights are uniform over the past (chapter 4's causal mean) instead of softmax(q k^T / sqrt(H))",
+    **common("causal mean"),
 }
 
 # Mistakes within a group exclude each other; a variant has at most one mistake from each of at most two groups.
@@ -85,43 +76,21 @@ ALONE = ("causal mean",)  # replaces the whole computation: combining it with an
 
 def plant(q, k, v, causal: bool = True, bugs: frozenset = frozenset()):
     """The chapter 5 reference with `bugs` (names from MISTAKES) planted: (out, weights)."""
-    t, h = q.shape[-2:]
+    from grader.reference.planted import attend
+
+    t = q.shape[-2]
     allowed = torch.ones(t, t, dtype=torch.bool)
     allowed = allowed.triu() if "triu for tril" in bugs else allowed.tril(1 if "mask off by one" in bugs else -1 if "diagonal masked" in bugs else 0)
     flag = (not causal) if "causal flag inverted" in bugs else causal or "causal flag ignored" in bugs
-    masked = flag and "no mask" not in bugs
-    if "causal mean" in bugs:  # chapter 4 had no causal flag
-        w = allowed.to(q.dtype).expand(*q.shape[:-2], t, t)
-        w = w / w.sum(-1, keepdim=True)
-        return w @ v, w
-    scale = {"no scaling": 1.0, "scaled by 1/H": 1 / h, "scaled by 1/sqrt(T)": t**-0.5}
-    s = q @ k.transpose(-2, -1) * next((scale[b] for b in bugs if b in scale), h**-0.5)
-    dims = (-2,) if "softmax over queries" in bugs else (0, -1) if "batch mixed" in bugs else (-1,)
-
-    def softmax(x):
-        top = 0.0 if "exp without max" in bugs else x.amax() if "global max" in bugs else x.amax(dims, keepdim=True)
-        e = (x - top).exp()
-        return e / e.sum(dims, keepdim=True)
-
-    unmasked = s
-    after = masked and "mask after softmax" in bugs
-    if masked and not after:
-        s = s.masked_fill(~allowed, 0.0 if "zero fill" in bugs else -math.inf)
-    w = softmax(s)
-    if after:
-        w = w * allowed
-    returned = s if "weights before softmax" in bugs else softmax(unmasked) if "weights before mask" in bugs else w
-    return w @ v, returned
+    return attend(q, k, v, allowed, bugs if flag else bugs | {"no mask"})  # chapter 4's causal mean had no flag
 
 
 def probes() -> list[tuple[tuple[torch.Tensor, ...], dict]]:
     """Fixed float32 inputs on which the variants differ: T=4 != H=3 (so 1/sqrt(T), 1/H, 1/sqrt(H) and 1 differ),
     B=2 (batch mixing), every score negative (a 0 fill wins there), scores past exp's float32 range (no max
     subtraction overflows), and causal=False (the flag)."""
-    g = torch.Generator().manual_seed(2024)
-    q, k, v = (torch.randn(2, 4, 3, generator=g) for _ in range(3))
-    negative = (q.abs() + 0.5, -(k.abs() + 0.5), v)
-    return [((q, k, v), {}), (negative, {}), ((12 * q, 12 * k, v), {}), ((q, k, v), {"causal": False})]
+    x = drawn(2024, (2, 4, 3))
+    return [(x, {}), (negative(*x), {}), (large(*x), {}), (x, {"causal": False})]
 
 
 EXERCISE = Exercise(

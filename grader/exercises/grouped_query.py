@@ -10,7 +10,6 @@ groups and the two ends (Hkv == Hq, Hkv == 1).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from functools import partial
 
@@ -22,6 +21,7 @@ from grader.checks.core import Check, Ctx, Failed, check
 from grader.checks.format import idx, mismatch, perturb, query_heads, shape_of
 from grader.checks.shared import SHARED
 from grader.exercises.base import Exercise, Variants
+from grader.exercises.mistakes import common, drawn, large, negative
 
 CHECKS: dict = {}
 own = partial(check, CHECKS)
@@ -160,14 +160,9 @@ def mha_and_mqa(ctx: Ctx) -> None:
 MISTAKES = {
     "heads tiled": "k and v are tiled to Hq heads (k.repeat(1, g, 1, 1), or expand on a new axis before the heads): query head h reads key/value head h % Hkv instead of h // g; use k.repeat_interleave(g, dim=1)",
     "time and heads mixed": "k and v are expanded on a new axis after the time axis (unsqueeze(-2) instead of unsqueeze(2)) before the reshape to Hq heads, so each query head reads a jumble of positions, the future included",
-    "no scaling": "the scores are not divided by sqrt(D)",
+    **common("no scaling", head="D"),
     "scaled by sqrt(Hq * D)": "the scores are divided by sqrt(Hq * D), the model width, instead of sqrt(D), the head size",
-    "no mask": "the causal mask is never applied, so every query sees the future",
-    "zero fill": "future scores are filled with 0 instead of -inf, so future keys keep weight exp(0 - max); fill with float('-inf')",
-    "softmax over queries": "softmax runs over the query axis (dim=-2); it must normalise over the keys, dim=-1",
-    "batch mixed": "the softmax sums over the batch as well (e.g. dim=(0, -1)), so batch elements mix; sum over dim=-1 only",
-    "exp without max": "softmax is written as exp(s) / sum(exp(s)) without subtracting the row max, which overflows to NaN for large scores",
-    "causal mean": "the weights are uniform over the past (chapter 4's causal mean) instead of softmax(q k^T / sqrt(D))",
+    **common("no mask", "zero fill", "softmax over queries", "batch mixed", "exp without max", "causal mean", head="D"),
 }
 GROUPS = [
     ("heads tiled", "time and heads mixed"),
@@ -181,6 +176,8 @@ ALONE = ("causal mean",)
 
 def plant(q, k, v, bugs: frozenset = frozenset()):
     """The grouped-query reference with `bugs` (names from MISTAKES) planted: (out, weights)."""
+    from grader.reference.planted import attend
+
     b, hq, t, d = q.shape
     hkv = k.shape[1]
     g = hq // hkv
@@ -190,29 +187,15 @@ def plant(q, k, v, bugs: frozenset = frozenset()):
         k, v = (x.unsqueeze(-2).expand(b, hkv, t, g, x.shape[-1]).reshape(b, hq, t, x.shape[-1]) for x in (k, v))
     else:
         k, v = k.repeat_interleave(g, dim=1), v.repeat_interleave(g, dim=1)
-    allowed = torch.ones(t, t, dtype=torch.bool).tril()
-    if "causal mean" in bugs:
-        w = allowed.to(q.dtype).expand(b, hq, t, t)
-        w = w / w.sum(-1, keepdim=True)
-        return w @ v, w
-    scale = 1.0 if "no scaling" in bugs else (hq * d) ** -0.5 if "scaled by sqrt(Hq * D)" in bugs else d**-0.5
-    s = q @ k.transpose(-2, -1) * scale
-    if "no mask" not in bugs:
-        s = s.masked_fill(~allowed, 0.0 if "zero fill" in bugs else -math.inf)
-    dim = (-2,) if "softmax over queries" in bugs else (0, -1) if "batch mixed" in bugs else (-1,)
-    e = (s if "exp without max" in bugs else s - s.amax(dim, keepdim=True)).exp()
-    w = e / e.sum(dim, keepdim=True)
-    return w @ v, w
+    width = (hq * d) ** -0.5 if "scaled by sqrt(Hq * D)" in bugs else None
+    return attend(q, k, v, torch.ones(t, t, dtype=torch.bool).tril(), bugs, scale=width)
 
 
 def probes() -> list[tuple[tuple[torch.Tensor, ...], dict]]:
     """Fixed float32 inputs on which the variants differ: Hq=4 query heads on Hkv=2 key/value heads (tiling shows),
     T=4 != D=3, every score negative (a 0 fill wins there), scores past exp's float32 range, and multi-query."""
-    g = torch.Generator().manual_seed(2025)
-    q = torch.randn(2, 4, 4, 3, generator=g)
-    k, v = (torch.randn(2, 2, 4, 3, generator=g) for _ in range(2))
-    negative = (q.abs() + 0.5, -(k.abs() + 0.5), v)
-    return [((q, k, v), {}), (negative, {}), ((12 * q, 12 * k, v), {}), ((q, k[:, :1], v[:, :1]), {})]
+    q, k, v = x = drawn(2025, (2, 4, 4, 3), (2, 2, 4, 3))
+    return [(x, {}), (negative(*x), {}), (large(*x), {}), ((q, k[:, :1], v[:, :1]), {})]
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ then decoding token by token).
 
 from __future__ import annotations
 
-import math
 from functools import partial
 
 import numpy as np
@@ -20,6 +19,7 @@ from hypothesis import strategies as st
 from grader.checks.core import Ctx, Failed, check
 from grader.checks.format import at, fmt, idx, mismatch, shape_of
 from grader.exercises.base import OUT, WEIGHTS, Exercise, Variants
+from grader.exercises.mistakes import common, drawn, large, negative
 
 CHECKS: dict = {}
 own = partial(check, CHECKS)
@@ -170,14 +170,9 @@ def cache_unchanged(ctx: Ctx) -> None:
 MISTAKES = {
     "mask top-left": "the new tokens' mask is the top-left corner of the causal mask (tril of [T_new, P + T_new] without diagonal=P): new query i sees keys 0 .. i instead of 0 .. P + i",
     "no mask with a cache": "the causal mask is applied only without a cache, so a chunk of new tokens after a past sees its own future",
-    "no mask": "the causal mask is never applied, so every query sees the future",
+    **common("no mask"),
     "new keys first": "the new keys and values are put before the past (torch.cat([k, k_past])): the past must come first",
-    "zero fill": "future scores are filled with 0 instead of -inf, so future keys keep weight exp(0 - max); fill with float('-inf')",
-    "softmax over queries": "softmax runs over the query axis (dim=-2); it must normalise over the keys, dim=-1",
-    "batch mixed": "the softmax sums over the batch as well (e.g. dim=(0, -1)), so batch elements mix; sum over dim=-1 only",
-    "no scaling": "the scores are not divided by sqrt(D)",
-    "exp without max": "softmax is written as exp(s) / sum(exp(s)) without subtracting the row max, which overflows to NaN for large scores",
-    "causal mean": "the weights are uniform over the visible keys instead of softmax(q k^T / sqrt(D))",
+    **common("zero fill", "softmax over queries", "batch mixed", "no scaling", "exp without max", "causal mean", head="D"),
 }
 GROUPS = [
     ("mask top-left", "no mask with a cache", "no mask"),
@@ -192,37 +187,24 @@ ALONE = ("causal mean",)
 
 def plant(q, k, v, cache=None, bugs: frozenset = frozenset()):
     """The KV-cache reference with `bugs` (names from MISTAKES) planted: (out, weights)."""
-    p = past_length(cache)
+    from grader.reference.planted import attend
+
     if cache is not None:
         k, v = ((torch.cat([x, past], dim=-2) if "new keys first" in bugs else torch.cat([past, x], dim=-2))
                 for x, past in ((k, cache[0]), (v, cache[1])))
-    t_new = q.shape[-2]
-    allowed = visible(t_new, p, top_left="mask top-left" in bugs)
-    masked = "no mask" not in bugs and not ("no mask with a cache" in bugs and cache is not None)
-    if "causal mean" in bugs:
-        w = allowed.to(q.dtype).expand(*q.shape[:-2], t_new, p + t_new)
-        w = w / w.sum(-1, keepdim=True)
-        return w @ v, w
-    s = q @ k.transpose(-2, -1) * (1.0 if "no scaling" in bugs else q.shape[-1] ** -0.5)
-    if masked:
-        s = s.masked_fill(~allowed, 0.0 if "zero fill" in bugs else -math.inf)
-    dim = (-2,) if "softmax over queries" in bugs else (0, -1) if "batch mixed" in bugs else (-1,)
-    e = (s if "exp without max" in bugs else s - s.amax(dim, keepdim=True)).exp()
-    w = e / e.sum(dim, keepdim=True)
-    return w @ v, w
+        bugs = bugs | {"no mask"} if "no mask with a cache" in bugs else bugs
+    return attend(q, k, v, visible(q.shape[-2], past_length(cache), top_left="mask top-left" in bugs), bugs)
 
 
 def probes() -> list[tuple[tuple[torch.Tensor, ...], dict]]:
     """Fixed float32 inputs on which the variants differ: a prefill (no cache), a chunk of 3 new tokens after a past
     of 2, one decoding step after a past of 3, every score negative (a 0 fill wins there) and scores past exp's
     float32 range; T_new, P and D=3 differ."""
-    g = torch.Generator().manual_seed(2026)
-    q, k, v = (torch.randn(2, 2, 5, 3, generator=g) for _ in range(3))
-    at = lambda start, stop: tuple(x[..., start:stop, :] for x in (q, k, v))  # noqa: E731 - positions start..stop-1
-    (_, kp, vp), chunk, (_, k3, v3), step = at(0, 2), at(2, 5), at(0, 3), at(3, 4)
-    negative = (chunk[0].abs() + 0.5, -(chunk[1].abs() + 0.5), chunk[2])
-    return [(at(0, 4), {}), (chunk, {"cache": (kp, vp)}), (step, {"cache": (k3, v3)}),
-            (negative, {"cache": (-(kp.abs() + 0.5), vp)}), ((12 * chunk[0], 12 * chunk[1], chunk[2]), {"cache": (12 * kp, vp)})]
+    x = drawn(2026, (2, 2, 5, 3))
+    at = lambda start, stop: tuple(t[..., start:stop, :] for t in x)  # noqa: E731 - positions start..stop-1
+    past, chunk, (_, k3, v3), step = at(0, 2), at(2, 5), at(0, 3), at(3, 4)
+    return [(at(0, 4), {}), (chunk, {"cache": past[1:]}), (step, {"cache": (k3, v3)}),
+            (negative(*chunk), {"cache": negative(*past)[1:]}), (large(*chunk), {"cache": large(*past)[1:]})]
 
 
 class KVCache(Exercise):

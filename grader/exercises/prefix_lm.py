@@ -10,7 +10,6 @@ reference: a slip in the arithmetic (scaling, say) costs `sqrt_scaling` and `ref
 
 from __future__ import annotations
 
-import math
 from functools import partial
 
 import numpy as np
@@ -20,6 +19,7 @@ from hypothesis import strategies as st
 from grader.checks.core import Ctx, Failed, check
 from grader.checks.format import at, fmt, idx, mismatch, perturb, shape_of
 from grader.exercises.base import Exercise, Variants
+from grader.exercises.mistakes import common, drawn, negative
 
 CHECKS: dict = {}
 own = partial(check, CHECKS)
@@ -198,11 +198,9 @@ MISTAKES = {
     "prefix one too long": "the prefix is one too long (j <= prefix_len): key prefix_len, the first generated token, is seen by every query",
     "prefix one too short": "the prefix is one too short (j < prefix_len - 1): the last prompt token is hidden from the prompt tokens before it",
     "prefix ignored": "prefix_len is never applied: plain causal attention, so a prompt token does not see the prompt tokens after it",
-    "no mask": "no mask at all: every query sees every key (full bidirectional attention)",
+    **common("no mask"),
     "one length for the batch": "one prefix length (prefix_len[0]) is used for every row of the batch; row b has its own prefix_len[b]",
-    "no scaling": "the scores are not divided by sqrt(H)",
-    "zero fill": "masked scores are filled with 0 instead of -inf, so hidden keys keep weight exp(0 - max); fill with float('-inf')",
-    "softmax over queries": "softmax runs over the query axis (dim=-2); it must normalise over the keys, dim=-1",
+    **common("no scaling", "zero fill", "softmax over queries"),
 }
 GROUPS = [
     ("prefix on queries", "prefix one too long", "prefix one too short", "prefix ignored", "no mask"),
@@ -215,11 +213,12 @@ GROUPS = [
 
 def plant(q, k, v, prefix_len, bugs: frozenset = frozenset()):
     """The reference with `bugs` (names from MISTAKES) planted: (out, weights)."""
-    t, h = q.shape[-2:]
+    from grader.reference.planted import attend
+
     if isinstance(prefix_len, torch.Tensor) and "one length for the batch" in bugs:
         prefix_len = int(prefix_len[0])
     p = prefix_len.reshape(-1, *([1] * (q.dim() - 1))) if isinstance(prefix_len, torch.Tensor) else prefix_len
-    pos = torch.arange(t)
+    pos = torch.arange(q.shape[-2])
     causal = pos[None, :] <= pos[:, None]
     if "prefix on queries" in bugs:
         allowed = causal | (pos[:, None] < p)
@@ -229,29 +228,17 @@ def plant(q, k, v, prefix_len, bugs: frozenset = frozenset()):
         allowed = causal | (pos < p - 1)
     elif "prefix ignored" in bugs:
         allowed = causal
-    elif "no mask" in bugs:
-        allowed = torch.ones(t, t, dtype=torch.bool)
     else:
-        allowed = causal | (pos < p)
-    s = q @ k.transpose(-2, -1) * (1.0 if "no scaling" in bugs else h**-0.5)
-    s = s.masked_fill(~allowed, 0.0 if "zero fill" in bugs else -math.inf)
-    w = torch.softmax(s, dim=-2 if "softmax over queries" in bugs else -1)
-    return w @ v, w
+        allowed = causal | (pos < p)  # "no mask" too: attend leaves the mask out
+    return attend(q, k, v, allowed, bugs)
 
 
 def probes() -> list[tuple[tuple[torch.Tensor, ...], dict]]:
     """Fixed float32 inputs on which the variants differ: T=5, H=3 (scaling shows), prefixes of 2 and 3 (each
     boundary bug shows), per-row lengths [3, 1] as a tensor (one length for the batch), and every score
     negative (a 0 fill wins there)."""
-    g = torch.Generator().manual_seed(2026)
-    q, k, v = (torch.randn(2, 5, 3, generator=g) for _ in range(3))
-    negative = (q.abs() + 0.5, -(k.abs() + 0.5), v)
-    return [
-        ((q, k, v), {"prefix_len": 2}),
-        ((q, k, v), {"prefix_len": 3}),
-        ((q, k, v), {"prefix_len": torch.tensor([3, 1])}),
-        (negative, {"prefix_len": 2}),
-    ]
+    x = drawn(2026, (2, 5, 3))
+    return [(x, {"prefix_len": 2}), (x, {"prefix_len": 3}), (x, {"prefix_len": torch.tensor([3, 1])}), (negative(*x), {"prefix_len": 2})]
 
 
 class PrefixLM(Exercise):

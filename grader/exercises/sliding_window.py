@@ -8,7 +8,6 @@ checks draw the window.
 
 from __future__ import annotations
 
-import math
 from functools import partial
 
 import numpy as np
@@ -18,6 +17,7 @@ from hypothesis import strategies as st
 from grader.checks.core import Ctx, Failed, check
 from grader.checks.format import at, fmt, idx, mismatch, perturb, shape_of
 from grader.exercises.base import Exercise, Variants
+from grader.exercises.mistakes import common, drawn, negative
 
 CHECKS: dict = {}
 own = partial(check, CHECKS)
@@ -162,9 +162,7 @@ MISTAKES = {
     "symmetric band": "the band is symmetric (|i - j| < window), so each query also sees the next window - 1 keys of the future",
     "band from the wrong side": "each query sees the first window keys of the sequence (k[..., :window, :]) instead of the last window keys up to itself (k[..., i - window + 1 : i + 1, :])",
     "window ignored": "the window is never applied: plain causal attention, every query sees every key up to itself",
-    "no scaling": "the scores are not divided by sqrt(H)",
-    "zero fill": "masked scores are filled with 0 instead of -inf, so keys outside the window keep weight exp(0 - max); fill with float('-inf')",
-    "softmax over queries": "softmax runs over the query axis (dim=-2); it must normalise over the keys, dim=-1",
+    **common("no scaling", "zero fill", "softmax over queries"),
 }
 GROUPS = [
     ("band one too wide", "band one too narrow", "symmetric band", "band from the wrong side", "window ignored"),
@@ -176,8 +174,9 @@ GROUPS = [
 
 def plant(q, k, v, window: int, bugs: frozenset = frozenset()):
     """The reference with `bugs` (names from MISTAKES) planted: (out, weights)."""
-    t, h = q.shape[-2:]
-    pos = torch.arange(t)
+    from grader.reference.planted import attend
+
+    pos = torch.arange(q.shape[-2])
     behind = pos[:, None] - pos[None, :]
     if "band one too wide" in bugs:
         allowed = (behind >= 0) & (behind <= window)
@@ -190,20 +189,15 @@ def plant(q, k, v, window: int, bugs: frozenset = frozenset()):
     elif "window ignored" in bugs:
         allowed = behind >= 0
     else:
-        allowed = (behind >= 0) & (behind < window)
-    s = q @ k.transpose(-2, -1) * (1.0 if "no scaling" in bugs else h**-0.5)
-    s = s.masked_fill(~allowed, 0.0 if "zero fill" in bugs else -math.inf)
-    w = torch.softmax(s, dim=-2 if "softmax over queries" in bugs else -1)
-    return w @ v, w
+        allowed = band(q.shape[-2], window)
+    return attend(q, k, v, allowed, bugs)
 
 
 def probes() -> list[tuple[tuple[torch.Tensor, ...], dict]]:
     """Fixed float32 inputs on which the variants differ: T=5, H=3 (scaling shows), windows 1, 2 and T (each band
     bug shows on one of them), and every score negative (a 0 fill wins there)."""
-    g = torch.Generator().manual_seed(2025)
-    q, k, v = (torch.randn(2, 5, 3, generator=g) for _ in range(3))
-    negative = (q.abs() + 0.5, -(k.abs() + 0.5), v)
-    return [((q, k, v), {"window": 2}), ((q, k, v), {"window": 1}), ((q, k, v), {"window": 5}), (negative, {"window": 3})]
+    x = drawn(2025, (2, 5, 3))
+    return [(x, {"window": 2}), (x, {"window": 1}), (x, {"window": 5}), (negative(*x), {"window": 3})]
 
 
 class SlidingWindow(Exercise):
