@@ -102,9 +102,10 @@ class Book:
                 self.plants[f"{key(args, kw)}|{','.join(sorted(bugs))}"] = _frozen(variants.plant(*args, **kw, bugs=bugs))
 
     def variants(self, variants):
-        """The exercise's Variants with the planted bugs' answers from the book (they are not in this build)."""
+        """The exercise's Variants with the planted bugs' answers from the book: the planted-bug core is not in this
+        build (grader.reference.planted), so its `plant` is never called here; no probes recorded, no diagnosis."""
         if variants is None or not self.probes:
-            return variants
+            return None
 
         def plant(*args, bugs=frozenset(), **kw):
             return self.plants[f"{key(args, kw)}|{','.join(sorted(bugs))}"]

@@ -1,11 +1,10 @@
 """The student build: a wheel of the self-check for one rubric without the solution.
 
-Taken out of the installed grader's files: the reference (grader/reference/), the planted-bug variants of every
-exercise (their `plant` function: the reference with bugs switched on, so also the reference), the code of the
-rubric's hidden checks (a stub that says "graded after submission" stands in, so the rubric still validates) and
-every other rubric. Put in: the rubric as the default one, and the known answers (checks.known_answers),
-recorded here by running the rubric's visible checks on the reference and the diagnosis on every planted
-variant's probes.
+Taken out of the installed grader's files: the reference (grader/reference/, whole: the planted-bug core with it,
+so an exercise's `plant` is only its mask), the code of the rubric's hidden checks (a stub that says "graded after
+submission" stands in, so the rubric still validates) and every other rubric. Put in: the rubric as the default
+one, and the known answers (checks.known_answers), recorded here by running the rubric's visible checks on the
+reference and the diagnosis on every planted variant's probes.
 
 Only whole functions are cut out, by their lines; every other function keeps its source text.
 """
@@ -44,10 +43,6 @@ def cut(text: str, name: str, replacement: str, where: str) -> str:
     raise BuildError(f"{where}: no top-level function {name!r} to take out")
 
 
-_PLANT = '''def {name}(*args, **kw):  # the planted bugs are not in a student build: diagnosis uses the known answers
-    raise LookupError("the planted bugs are not in a student build")
-'''
-
 _HIDDEN = '''from grader.checks.known_answers import graded_later as _graded_later  # noqa: E402 - a student build
 {decorator}({cid!r}, {title!r}, "", "")(_graded_later)  # hidden: graded after submission, its code is not here
 '''
@@ -59,17 +54,15 @@ def hidden(rubric) -> list[str]:
 
 
 def secrets(rubric) -> dict[str, str]:
-    """What must not be in the build, by what it is: the source of every reference module, planted-bug function
-    and hidden check (the tests look for each of these texts in what pip installs)."""
+    """What must not be in the build, by what it is: the source of every reference module (the planted-bug core,
+    reference/planted.py, among them) and hidden check (the tests look for each of these texts in what pip
+    installs)."""
     from grader.exercises import EXERCISES
 
     found = {}
     for path in sorted(Path(str(resources.files("grader.reference"))).glob("*.py")):
         if path.read_text().strip() and path.name != "__init__.py":
             found[f"reference {path.name}"] = path.read_text()
-    for name, exercise in EXERCISES.items():
-        if exercise.variants is not None:
-            found[f"planted bugs of {name}"] = inspect.getsource(exercise.variants.plant)
     catalogue = EXERCISES[rubric.exercise].catalogue
     for cid in hidden(rubric):
         found[f"hidden check {cid}"] = inspect.getsource(catalogue[cid].run)
@@ -85,11 +78,6 @@ def student_files(rubric, rubric_file: Path) -> dict[str, bytes]:
     files["grader/rubrics/__init__.py"] = b""
     files[f"grader/rubrics/{rubric.name}.toml"] = rubric_file.read_bytes()
     text = {p: files[p].decode() for p in files if p.endswith(".py")}
-    for exercise in EXERCISES.values():
-        if exercise.variants is not None:
-            fn = exercise.variants.plant
-            p = _module_path(fn.__module__)
-            text[p] = cut(text[p], fn.__name__, _PLANT.format(name=fn.__name__), p)
     catalogue = EXERCISES[rubric.exercise].catalogue
     for cid in hidden(rubric):
         fn = catalogue[cid].run

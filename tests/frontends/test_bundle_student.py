@@ -86,7 +86,7 @@ def test_the_build_installs_no_reference_no_planted_bugs_no_hidden_check(student
     assert not [p for p in files if p.startswith("grader/reference/")]
     assert sorted(p for p in files if p.startswith("grader/rubrics/")) == ["grader/rubrics/__init__.py", "grader/rubrics/chapter5.toml"]
     secrets = student_build.secrets(load(str(course)))
-    assert {"reference chapter5.py", "planted bugs of chapter5", f"hidden check {HIDDEN}"} <= set(secrets)
+    assert {"reference chapter5.py", "reference planted.py", f"hidden check {HIDDEN}"} <= set(secrets)
     leaks = [(what, path) for what, text in secrets.items() for path, content in files.items() if text.strip() in content]
     assert leaks == []
     probe = subprocess.run([str(student / "bin" / "python"), "-c", "import grader.reference"], capture_output=True, text=True)
@@ -160,13 +160,15 @@ def book_of(rubric: str) -> known_answers.Book:
 @pytest.mark.parametrize("rubric, sample", EVERY_SAMPLE)
 def test_every_rubrics_known_answers_give_the_teachers_verdicts(rubric, sample, grade_of, monkeypatch):
     """Every sample of every bundled rubric, graded the way its student build grades: from the book its build
-    records, with no reference and no planted bug (what the wheel cuts out is the tests' business above)."""
+    records, with no reference and no planted bug (what the wheel cuts out is the tests' business above; here the
+    planted-bug core cannot be imported, as in the wheel)."""
     from grader.grading.engine import Grading
 
     path = SUBMISSIONS / rubric / sample
     teacher = verdicts(grade_of(path, rubric))
     book = book_of(rubric)
     monkeypatch.setattr(known_answers, "book", lambda: book)
+    monkeypatch.setitem(sys.modules, "grader.reference.planted", None)  # an exercise's real plant would raise
     assert verdicts(Grading(path, load(rubric)).finish()) == teacher
 
 
