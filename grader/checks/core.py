@@ -7,21 +7,17 @@ through `ctx.call` / `ctx.grads` / `ctx.devices`, whose arguments are those of t
 
 from __future__ import annotations
 
-import functools
 import os
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-import warnings
-
-import hypothesis
 import numpy as np
 import torch
-from hypothesis import HealthCheck, Phase, given, reject
-from hypothesis.errors import HypothesisDeprecationWarning, UnsatisfiedAssumption
+from hypothesis import Phase
 
-from grader.checks.draws import Draws
+from grader.checks.failure import Case, Failed
 from grader.checks.format import Mismatch, mismatch, shape_of, shown
+from grader.checks.replay import Replay
 from grader.sandbox.client import StudentError, Subject, WorkerLost
 from grader.sandbox.wire import Kind
 
@@ -56,29 +52,6 @@ FLOAT32_NOTE = ("on float64 inputs your results have float32 precision (part of 
                 "softmax(scores.float()).type_as(q)): full marks, since the exercise's contract is float32")
 
 
-class _OffPlan(Exception):
-    """A planned example ended otherwise than on the reference (rejected here, or not): hypothesis takes over."""
-
-
-class Failed(Exception):
-    """The property does not hold; the message is the counterexample, written for the student."""
-
-    case: "Case | None" = None  # the shrunk failing inputs, attached by Ctx.prove
-    error: StudentError | None = None  # what the function raised or returned wrong, when that is the failure
-
-
-@dataclass
-class Case:
-    """A failing example's inputs (those of its first call) and the weights the submission and the reference give
-    on them: what the feedback draws and replay prints. The report ignores it."""
-
-    args: tuple
-    kw: dict
-    names: tuple[str, ...] = ("q", "k", "v")  # the exercise's names of the positional inputs
-    weights: torch.Tensor | None = None
-    expected: torch.Tensor | None = None
-
-
 @dataclass(frozen=True)
 class Check:
     id: str
@@ -105,92 +78,18 @@ class Ctx:
     tolerances: dict  # dtype name -> (rtol, atol)
     max_examples: int
     device: str = "cpu"
-    check: str = ""  # the id of the check this context runs: with `draws`, it seeds every property's examples
-    draws: Draws = field(default_factory=Draws)
+    replay: "Replay" = field(default_factory=lambda: Replay(), repr=False)  # how properties meet their examples
     notes: list[str] = field(default_factory=list)  # said in the report, cost nothing (float32 internals)
     reach: "object | None" = None  # a checks.reach.Reach: the input forms the function handles; None: all of them
     first: tuple | None = field(default=None, repr=False)  # (args, kw) of the current example's first call
-    # The examples hypothesis drew for this check on the reference, per `prove` call, and whether each was rejected:
-    # [(strategy, [(args, kwargs, rejected)...])].
-    plan: list | None = field(default=None, repr=False)
-    recording: list | None = field(default=None, repr=False)  # `prove` appends the same here while a plan is built
-    _proved: int = field(default=0, repr=False)
-    _memo: list | None = field(default=None, repr=False)  # [(call, answer)] of a replay, then served to hypothesis
-    _serving: bool = field(default=False, repr=False)
     phases = (Phase.explicit, Phase.generate, Phase.shrink)  # a class attribute, not a field
 
     # -- running properties ----------------------------------------------------------------------------------
     def prove(self, strategy, prop, max_examples: int | None = None) -> None:
         """Run `prop` on examples from `strategy`; the same submission always sees the same examples, seeded by the
-        check's id, the number of this call within the check and the draws' salt (checks.draws).
-
-        Those are the examples recorded in the plan, when there is one: a property that holds meets exactly them.
-        Only when one fails does hypothesis run, to shrink it; the calls the replay made are then answered again
-        from memory, so the worker sees each call once, in the same order."""
-        n = max_examples or self.max_examples
-        strategy_key = f"{n} {strategy!r}"
-        planned = self.plan[self._proved] if self.plan and self._proved < len(self.plan) else None
-        seed = self.draws.seed(self.check, self._proved)
-        self._proved += 1
-        if planned is not None and planned[0] == strategy_key and self._holds_on(prop, planned[1]):
-            return
-        drawn: list | None = [] if self.recording is not None else None
-
-        @functools.wraps(prop)  # prop's signature, which `given` reads
-        def example(*args, **kwargs):
-            self.first = None
-            inputs = _cloned((args, kwargs)) if drawn is not None else None
-            rejected = _rejects(prop, args, kwargs)
-            if drawn is not None:
-                drawn.append((*inputs, rejected))
-            if rejected:
-                reject()
-
-        test = hypothesis.seed(seed)(given(strategy)(example))
-        test = hypothesis.settings(
-            max_examples=n,
-            database=None,
-            deadline=None,
-            phases=self.phases,
-            suppress_health_check=list(HealthCheck),
-            report_multiple_bugs=False,
-            print_blob=False,
-            verbosity=hypothesis.Verbosity.quiet,
-        )(test)
-        try:
-            test()
-        except Failed as e:  # hypothesis ran the shrunk example last, so `first` holds its inputs
-            self._memo = None
-            e.case = self.witness()
-            raise
-        finally:
-            self._memo = None
-        if drawn is not None:
-            self.recording.append((strategy_key, drawn))
-
-    def _holds_on(self, prop, examples: list) -> bool:
-        """Whether `prop` holds on every planned example, and rejects (`assume`) exactly those the reference's did:
-        hypothesis, seeded, draws its next example from what it drew and how each one ended, so such a
-        replay is the run hypothesis would make. If not, hypothesis takes over with the calls made so far answered
-        from memory, and what the replay noted is dropped (hypothesis notes it again)."""
-        notes = len(self.notes)
-        self._memo, self._serving = [], False
-        try:
-            with warnings.catch_warnings():  # `assume` outside a hypothesis run works, and warns that it does
-                warnings.simplefilter("ignore", HypothesisDeprecationWarning)
-                for args, kwargs, rejected in examples:
-                    self.first = None
-                    if _rejects(prop, _cloned(args), _cloned(kwargs)) != rejected:
-                        raise _OffPlan
-        except Exception:  # noqa: BLE001 - Failed, off the plan or not: hypothesis meets it again and says so as before
-            del self.notes[notes:]
-            self._serving = True
-            return False
-        except BaseException:
-            self._memo = None
-            raise
-        self._memo = None
-        return True
+        check's id, the number of this call within the check and the course secret (checks.draws, checks.replay).
+        A failure is the shrunk counterexample hypothesis found, with its case."""
+        self.replay.prove(self, strategy, prop, max_examples or self.max_examples)
 
     def witness(self) -> Case | None:
         """The failing example's first call again, on the submission and on the reference."""
@@ -227,35 +126,13 @@ class Ctx:
         if self.first is None:
             self.first = (args, shown(kw))
         try:
-            return self._remembered(fn, args, kw, extra)
+            return self.replay.answer(fn, args, kw, extra, self.exercise.expect(*args, **shown(kw)))
         except StudentError as e:
             failed = Failed(_raised(e, args, shown(kw), when))
             failed.error = e
             raise failed from None
         except WorkerLost as e:
             raise WorkerLost(f"{e} ({shape_of(*_qkv(args), **shown(kw))})") from None
-
-    def _remembered(self, fn, args, kw, extra):
-        """fn's answer; while a plan's replay runs, also kept, and given again when hypothesis repeats the call."""
-        if self._memo is None:
-            return fn(*args, expect=self.exercise.expect(*args, **shown(kw)), **extra, **kw)
-        call = (fn.__name__, args, kw, extra)
-        if self._serving:
-            if self._memo and _fingerprint(self._memo[0][0]) == _fingerprint(call):
-                answer = self._memo.pop(0)[1]
-                if isinstance(answer, StudentError):
-                    raise answer
-                return _cloned(answer)
-            self._memo = None  # hypothesis went elsewhere: from here on the worker answers
-            return self._remembered(fn, args, kw, extra)
-        call = _cloned(call)  # compared only if hypothesis takes over, by when the check may have changed its inputs
-        try:
-            answer = fn(*args, expect=self.exercise.expect(*args, **shown(kw)), **extra, **kw)
-        except StudentError as e:
-            self._memo.append((call, e))
-            raise
-        self._memo.append((call, _cloned(answer)))
-        return answer
 
     def focus(self) -> None:
         """Make the next call, not the example's first, the one a failure shows (a step of a decoding loop)."""
@@ -264,11 +141,6 @@ class Ctx:
     def ref(self, *args, **kw):
         """(out, weights) of the reference: the first two parts of its result."""
         return tuple(self.reference(*args, **kw))[:2]
-
-    def ref_all(self, *args, **kw) -> list[torch.Tensor]:
-        """Every tensor of the reference's result, in the order of `call_all` (a KV cache's too)."""
-        parts = self.reference(*args, **kw)
-        return [t for p, x in zip(self.exercise.results, parts) for t in (x if len(p["labels"]) > 1 else (x,))]
 
     def reference(self, *args, **kw) -> tuple:
         """The reference's result on these inputs, every part as it returns them. The one place a check reaches
@@ -331,38 +203,6 @@ class Ctx:
         """(rtol, atol) for values of this dtype; half precisions fall back to float32's unless the rubric sets them."""
         name = str(dtype).removeprefix("torch.")
         return self.tolerances.get(name) or self.tolerances["float32"]
-
-
-def _rejects(prop, args: tuple, kwargs: dict) -> bool:
-    """Whether `prop` rejects these inputs (`assume`); anything else it raises goes on."""
-    try:
-        prop(*args, **kwargs)
-    except UnsatisfiedAssumption:
-        return True
-    return False
-
-
-def _cloned(x):
-    """A copy that no property or caller can change in place: a plan's examples and remembered answers are reused."""
-    if isinstance(x, torch.Tensor):
-        return x.detach().clone()
-    if isinstance(x, (tuple, list)):
-        return type(x)(_cloned(y) for y in x)
-    if isinstance(x, dict):
-        return {k: _cloned(y) for k, y in x.items()}
-    return x
-
-
-def _fingerprint(x):
-    """A call's arguments as comparable values (tensors by dtype, shape and bytes)."""
-    if isinstance(x, torch.Tensor):
-        t = x.detach().cpu().contiguous()
-        return ("tensor", str(t.dtype), tuple(t.shape), t.reshape(-1).view(torch.uint8).numpy().tobytes())
-    if isinstance(x, (tuple, list)):
-        return tuple(_fingerprint(y) for y in x)
-    if isinstance(x, dict):
-        return tuple(sorted((k, _fingerprint(y)) for k, y in x.items()))
-    return repr(x)
 
 
 def _qkv(args: tuple) -> list[torch.Tensor]:

@@ -39,6 +39,7 @@ class Reach:
     works: list[Form] = field(default_factory=list)
     fails: dict[Form, str] = field(default_factory=dict)
     shapes: dict[Form, tuple] = field(default_factory=dict)  # a failed form's (result's shape, agreed shape)
+    lost: str = ""  # the worker was lost measuring it (a hang, a crash): why
 
     @property
     def none(self) -> bool:
@@ -116,6 +117,9 @@ def named(forms) -> str:
         dtypes = ", ".join(dict.fromkeys(str(f.dtype).removeprefix("torch.") for f in fs))
         said.append(f"{LAYOUTS.get(d, f'{d + 2}-D')} {dtypes}" + (" with Dv != Dk" if all(f.dv for f in fs) else ""))
     return "; ".join(said)
+
+
+CHARGED = "output_shape"  # the check a submission's reach is charged to, once; every other property draws within it
 
 
 def measure(ctx) -> Reach:

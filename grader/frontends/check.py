@@ -20,27 +20,16 @@ def add_arguments(p) -> None:
 
 
 def prepare(args):
-    """The rubric, or None after a one-line error when the path or the rubric is bad. Starts the fork server
-    before anything imports torch here, so that the two imports of torch run side by side."""
-    from grader.sandbox import spawn
+    """The rubric, or None after a one-line error when the path, the rubric, the course secret or the walls are
+    bad (frontends.startup)."""
+    from grader.frontends.startup import CannotStart, start
 
     if not Path(args.path).exists():
         print(f"attention-grader: {args.path}: no such file or folder", file=sys.stderr)
         return None
-    spawn.warm_up()
-    import gc
-
-    from grader.grading.rubric import RubricError, load
-
-    gc.freeze()  # hypothesis' first run collects garbage: torch's million objects, frozen, are not walked
-    from grader.checks.draws import SecretError
-    from grader.grading.engine import default_draws
-
     try:
-        rubric = load(args.rubric)
-        default_draws()  # a course secret that was named but cannot be read: one line, before any grading
-        return rubric
-    except (RubricError, SecretError) as e:
+        return start(args.rubric)
+    except CannotStart as e:
         print(f"attention-grader: {e}", file=sys.stderr)
         return None
 
@@ -59,16 +48,14 @@ class Style:
         return cls(sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
 
 
-MARK = {"passed": ("PASS", "32"), "failed": ("FAIL", "1;31"), "skipped": ("skip", "33"),
-        "graded after submission": ("graded after submission", "36")}
-
-
 def render(grade, style: Style) -> str:
     """The whole report, about one screen: failed visible checks in full, everything else one line per kind."""
     from grader.grading.engine import FLAKY
     from grader.grading.outcome import Status
     from grader.reports.text import feedback, points, weak_walls
 
+    mark = {Status.PASSED: ("PASS", "32"), Status.FAILED: ("FAIL", "1;31"), Status.SKIPPED: ("skip", "33"),
+            Status.LATER: (str(Status.LATER), "36")}
     visible = [o for o in grade.outcomes if o.visibility == "visible"]
     hidden = [o for o in grade.outcomes if o.visibility != "visible"]
     passed = sum(o.status is Status.PASSED for o in grade.outcomes)
@@ -87,19 +74,22 @@ def render(grade, style: Style) -> str:
     if lines[-1]:
         lines.append("")
     if hidden:
-        lines.append("hidden checks: " + ", ".join(f"{o.id} {style(*MARK.get(o.status, (o.status, '0')))}" for o in hidden))
-    for status, label in (("passed", "passed"), ("skipped", "skipped (a prerequisite did not pass)"),
-                          ("graded after submission", "graded after submission")):
-        ids = [o.id for o in visible if o.status == status]
+        lines.append("hidden checks: " + ", ".join(f"{o.id} {style(*mark.get(o.status, (o.status, '0')))}" for o in hidden))
+    for status, label in ((Status.PASSED, "passed"), (Status.SKIPPED, "skipped (a prerequisite did not pass)"),
+                          (Status.LATER, str(Status.LATER))):
+        ids = [o.id for o in visible if o.status is status]
         if ids:
-            lines.append(f"{style(label, MARK[status][1])}: {', '.join(ids)}")
+            lines.append(f"{style(label, mark[status][1])}: {', '.join(ids)}")
     return "\n".join(lines)
 
 
 def exit_status(grade) -> int:
-    """0 when every visible check passed; hidden ones count for the score, not for the verdict a student sees."""
-    later = "graded after submission"  # a student build's: not a verdict either way
-    return 0 if all(o.status in ("passed", later) for o in grade.outcomes if o.visibility == "visible") else 1
+    """0 when every visible check passed (or is a student build's "graded after submission": not a verdict either
+    way); hidden ones count for the score, not for the verdict a student sees."""
+    from grader.grading.outcome import Status
+
+    done = (Status.PASSED, Status.LATER)
+    return 0 if all(o.status in done for o in grade.outcomes if o.visibility == "visible") else 1
 
 
 def run(args) -> int:

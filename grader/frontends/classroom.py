@@ -61,7 +61,7 @@ def workflow(rubric, wheel_name: str) -> str:
     """.github/workflows/classroom.yml: the setup, one command grader step per check, the reporter."""
     from grader.exercises import EXERCISES
     from grader.frontends import platforms
-    from grader.grading.engine import _BUILTIN_TITLES  # loads and policy: run by the engine, not in the catalogue
+    from grader.grading.builtin import BUILTIN  # loads and policy
 
     catalogue = EXERCISES[rubric.exercise].catalogue
     python = f'"{VENV}/bin/python"'
@@ -102,7 +102,7 @@ def workflow(rubric, wheel_name: str) -> str:
     ]
     for cid in ids:
         spec = rubric.checks[cid]
-        title = catalogue[cid].title if cid in catalogue else _BUILTIN_TITLES[cid]
+        title = {**BUILTIN, **catalogue}[cid].title
         lines += [
             f"    - name: {_q(f'{cid}: {title}')}",
             f"      id: {cid}",
@@ -230,11 +230,12 @@ def _grade(args) -> dict:
 def steps_verdicts(rubric, grade) -> dict:
     """Each check's verdict as its step gives it (JSON, for the steps after the first): passed only when the check
     passed and the policy did not cost the submission every point."""
+    from grader.grading.builtin import POLICY
     from grader.grading.outcome import Status
     from grader.reports.text import feedback, points
 
     mistakes = grade.mistakes()
-    policy = grade.outcomes[-1] if grade.outcomes and grade.outcomes[-1].id == "policy" else None
+    policy = grade.outcomes[-1] if grade.outcomes and grade.outcomes[-1].id == POLICY else None
     zeroed = policy is not None and policy.status is Status.FAILED and rubric.policy.on_violation == "zero"
     return {
         "checks": {o.id: {"title": o.title, "status": str(o.status), "points": points(o.max_points),

@@ -47,36 +47,21 @@ def _without_assert_rewriting(config):
 class _State:
     def __init__(self, config):
         from grader.frontends import options
-        from grader.sandbox import spawn
+        from grader.frontends.startup import CannotStart, start
 
-        spawn.warm_up()  # first: the fork server imports torch while this process does
-        with _without_assert_rewriting(config):
-            from grader.grading.engine import Grading
-            from grader.grading.rubric import RubricError, load
-        gc.freeze()  # hypothesis' first run collects garbage: torch's million objects, frozen, are not walked
-
+        try:
+            with _without_assert_rewriting(config):
+                self.rubric = start(config.getoption("rubric"))
+                from grader.grading.engine import Grading
+        except CannotStart as e:
+            pytest.exit(str(e), returncode=2)
         if config.getoption("device") == "cuda":
             import torch
 
             if not torch.cuda.is_available():
                 pytest.exit("--device cuda: no CUDA device is available on this machine", returncode=2)
-        try:
-            self.rubric = load(config.getoption("rubric"))
-        except RubricError as e:
-            pytest.exit(str(e), returncode=2)
-        from grader.checks.draws import SecretError
-        from grader.sandbox.confinement import WallsDown, walls
-
-        try:
-            walls()
-            self.grading = Grading(
-                config.getoption("submission"),
-                self.rubric,
-                device=config.getoption("device"),
-                reading=options.reading(config.getoption),
-            )
-        except (WallsDown, SecretError) as e:
-            pytest.exit(str(e), returncode=2)
+        self.grading = Grading(config.getoption("submission"), self.rubric, device=config.getoption("device"),
+                               reading=options.reading(config.getoption))
         self.grade = None
 
 
@@ -127,10 +112,12 @@ class CheckItem(pytest.Item):
         self.check_id = check_id
 
     def runtest(self):
+        from grader.grading.outcome import Status
+
         outcome = _state(self.config).grading.outcome(self.check_id)
-        if outcome.status in ("skipped", "graded after submission"):
+        if outcome.status in (Status.SKIPPED, Status.LATER):
             pytest.skip(outcome.message)
-        if outcome.status == "failed":
+        if outcome.status is Status.FAILED:
             from grader.reports.text import feedback
 
             raise CheckFailure(feedback(outcome))

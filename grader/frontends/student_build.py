@@ -50,7 +50,9 @@ _HIDDEN = '''from grader.checks.known_answers import graded_later as _graded_lat
 
 def hidden(rubric) -> list[str]:
     """The checks a student does not see (every visibility but "visible"): their code stays with the teacher."""
-    return [cid for cid, spec in rubric.checks.items() if spec.visibility != "visible" and cid not in ("loads", "policy")]
+    from grader.grading.builtin import BUILTIN
+
+    return [cid for cid, spec in rubric.checks.items() if spec.visibility != "visible" and cid not in BUILTIN]
 
 
 def secrets(rubric) -> dict[str, str]:
@@ -117,6 +119,7 @@ def record(rubric, folder: Path):
     from grader.checks.reach import Reach
     from grader.exercises import EXERCISES
     from grader.grading import diagnosis
+    from grader.grading import build as builds
     from grader.grading.engine import Grading
     from grader.grading.outcome import Status
 
@@ -127,7 +130,7 @@ def record(rubric, folder: Path):
     draws = drawing.student_build(drawing.course())
     book = known_answers.Book(rubric=rubric.name, salt=draws.salt)
     path = reference_submission(rubric, folder)
-    grading = Grading(path, visible, context=known_answers.recording(book), draws=draws)
+    grading = Grading(path, visible, build=builds.Recording(book), draws=draws)
     grade = grading.finish()
     book.plan = grading.plan  # what the answers were recorded on: the build replays it (engine.Grading.plan)
     failed = [o.id for o in grade.outcomes if o.status is not Status.PASSED]
@@ -136,7 +139,7 @@ def record(rubric, folder: Path):
     exercise = EXERCISES[rubric.exercise]
     forms = exercise.forms()
     for works in limited_reaches(forms):  # code that handles only some forms draws those
-        grading = Grading(path, visible, context=known_answers.recording(book), draws=draws)
+        grading = Grading(path, visible, build=builds.Recording(book), draws=draws)
         grading.reach = Reach(works=works)
         grading.finish()
     if exercise.variants is not None:

@@ -19,11 +19,13 @@ import torch
 from grader.checks import draws as drawing
 from grader.checks import known_answers
 from grader.checks import reach as reaching
-from grader.checks.core import Case, Ctx, Failed
+from grader.checks.core import Ctx, Failed
+from grader.checks.replay import Replay
 from grader.exercises import EXERCISES
-from grader.grading import diagnosis, plan
-from grader.grading.outcome import Failure, Grade, Outcome, Status
-from grader.grading import DEFAULT_RUBRIC
+from grader.grading import DEFAULT_RUBRIC, diagnosis
+from grader.grading import build as builds
+from grader.grading.builtin import BUILTIN, LOADS, POLICY
+from grader.grading.outcome import Failure, Grade, Outcome, Run, Status
 from grader.grading.rubric import Rubric
 from grader.sandbox import confinement
 from grader.sandbox.client import StudentError, Subject, WorkerLost
@@ -45,8 +47,7 @@ def environment() -> list[str]:
 
 def default_draws() -> drawing.Draws:
     """A student build's own draws, else the course secret's (SecretError when one is named but unusable)."""
-    book = known_answers.book()
-    return book.draws() if book else drawing.course()
+    return builds.here().draws()
 
 
 def replay_command(path: str | Path, rubric: str, check_id: str, reading: Reading) -> str:
@@ -57,180 +58,164 @@ def replay_command(path: str | Path, rubric: str, check_id: str, reading: Readin
 
 class Grading:
     def __init__(self, path: str | Path, rubric: Rubric, *, device: str = "cpu", reading: Reading = Reading(),
-                 planned: bool = True, context=None, staged: staging.Staged | None = None,
+                 planned: bool = True, build: builds.Teacher | None = None, staged: staging.Staged | None = None,
                  draws: drawing.Draws | None = None):
         """path: the submission as the caller names it; staged: its copy, when the caller staged it already (a
         batch hashes the copy first), else it is staged here when it loads, and removed at close.
         planned: replay the rubric's example plan (same verdicts; hypothesis only where one fails).
-        context: makes each check's Ctx (a student build's answers from its book; the teacher's recorder).
-        draws: what seeds the examples (checks.draws): the course secret of the environment by default, a student
-        build's own salt there."""
+        build: the teacher's grader or a student build (grading.build), this installation's by default.
+        draws: what seeds the examples (checks.draws): the build's (the course secret, a student build's salt)."""
         self.path = Path(path)
         self.staged = staged
         self._scratch: str | None = None  # the folder of a copy staged here
         self.planned = planned
         self.recorded: dict[str, list] | None = None  # set while grading the reference records the plan
-        self.book = known_answers.book()  # None in the teacher's grader, which has the reference
-        self.draws = draws or default_draws()
-        self.context = context or (known_answers.replaying(self.book) if self.book else Ctx)
+        self.build = build or builds.here()
+        self.draws = draws or self.build.draws()
         self.rubric = rubric
         self.exercise = EXERCISES[rubric.exercise]
-        self.catalogue = self.exercise.catalogue
+        self.catalogue = {**BUILTIN, **self.exercise.catalogue}
         self.device = device
         self.reading = reading
         self.outcomes: dict[str, Outcome] = {}
-        self.failures: dict[str, Failure] = {}
         self.source: Source | None = None
         self.subject: Subject | None = None
-        self.cases: dict[str, Case | None] = {}
         self.diagnosis: list[str] = []
         self.behaviour = ""  # the digest of its wrong answers on the diagnosis probes (set by diagnose)
         self.reach: reaching.Reach | None = None  # the input forms the function handles, measured once
-        self._measured = False
-        self._lost = ""  # the worker was lost measuring the reach: output_shape says how
         self.notes: list[str] = []  # what the checks found worth saying that costs nothing
 
-    # -- one check -------------------------------------------------------------------------------------------
+    # -- one check: run it (a Run), then word it (an Outcome) --------------------------------------------------
     def outcome(self, cid: str) -> Outcome:
         if cid not in self.outcomes:
-            spec = self.rubric.checks[cid]
-            for dep in spec.depends:
-                if self.outcome(dep).status is Status.LATER:  # its verdict decides whether this one runs
-                    self.outcomes[cid] = self._make(cid, Status.LATER, f"{known_answers.LATER}: depends on {dep}")
-                    return self.outcomes[cid]
-                if self.outcome(dep).status is not Status.PASSED:
-                    self.outcomes[cid] = self._make(cid, Status.SKIPPED, f"skipped: {dep} did not pass")
-                    return self.outcomes[cid]
-            if cid not in _BUILTIN_TITLES and cid != "output_shape" and self._measure() is not None and self.reach.none:
-                self.outcomes[cid] = self._make(cid, Status.SKIPPED, "skipped: your function handles none of the input forms (see output_shape)")
-                return self.outcomes[cid]
-            status, message = self._run(cid)
-            self.outcomes[cid] = self._make(cid, status, message)
+            self.outcomes[cid] = self._make(cid, self._blocked(cid) or self._run(cid))
         return self.outcomes[cid]
 
-    def _make(self, cid: str, status: Status, message: str) -> Outcome:
-        spec = self.rubric.checks[cid]
-        entry = self.catalogue.get(cid)
-        shown = entry and status is Status.FAILED and spec.visibility == "visible"
-        return Outcome(
-            id=cid,
-            title=entry.title if entry else _BUILTIN_TITLES[cid],
-            status=status,
-            points=spec.points if status is Status.PASSED else 0.0,
-            max_points=spec.points,
-            message=message,
-            visibility=spec.visibility,
-            hint=spec.hint or (entry.hint if entry else ""),
-            misconception=entry.misconception if entry else "",
-            replay=replay_command(self.path, self.rubric.origin, cid, self.reading) if shown else "",
-            failure=self.failures.get(cid, Failure.WRONG) if status is Status.FAILED else None,
-            case=self.cases.get(cid),
-        )
+    def _blocked(self, cid: str) -> Run | None:
+        """Why `cid` does not run: a prerequisite that did not pass (or is graded later), or no input form works."""
+        for dep in self.rubric.checks[cid].depends:
+            status = self.outcome(dep).status
+            if status is Status.LATER:  # its verdict decides whether this one runs
+                return Run(Status.LATER, f"{Status.LATER}: depends on {dep}")
+            if status is not Status.PASSED:
+                return Run(Status.SKIPPED, f"skipped: {dep} did not pass")
+        if cid not in BUILTIN and self.subject is None and self.outcome(LOADS).status is not Status.PASSED:
+            return Run(Status.SKIPPED, f"skipped: {LOADS} did not pass")  # a check that forgot `depends`
+        if cid not in BUILTIN and cid != reaching.CHARGED and self._measure() is not None and self.reach.none:
+            return Run(Status.SKIPPED, f"skipped: your function handles none of the input forms (see {reaching.CHARGED})")
+        return None
 
-    def _run(self, cid: str) -> tuple[Status, str]:
-        if cid == "loads":
-            return self._load()
-        if cid == "policy":
-            return self._policy()
-        if self.subject is None and self.outcome("loads").status is not Status.PASSED:  # a check that forgot `depends`
-            return Status.SKIPPED, "skipped: loads did not pass"
+    def _run(self, cid: str) -> Run:
+        """Run one check; what it raised becomes a Run's status and failure (pytest's CallInfo), no words added."""
+        if cid in BUILTIN:
+            return self.catalogue[cid].run(self)
         spec = self.rubric.checks[cid]
-        ctx = self._ctx(spec.max_examples or self.rubric.hypothesis.max_examples, check=cid, plan=self.plan.get(cid),
-                        recording=[] if self.recorded is not None else None)
-        if ctx.recording is not None:
-            self.recorded[cid] = ctx.recording
+        replay = Replay(cid, self.draws, self.plan.get(cid), [] if self.recorded is not None else None)
+        if replay.recording is not None:
+            self.recorded[cid] = replay.recording
+        ctx = self._ctx(spec.max_examples or self.rubric.hypothesis.max_examples, replay=replay)
         ctx.reach = self._measure()
-        if cid == "output_shape" and self._lost:
-            self.failures[cid] = Failure.LOST
-            return Status.FAILED, self._lost
         torch.manual_seed(0)
         try:
             self.catalogue[cid].run(ctx)
         except Failed as e:
-            self.cases[cid] = e.case
-            if e.error is not None and e.error.kind is not Kind.BAD_OUTPUT:
-                self.failures[cid] = Failure.RAISED
-            return Status.FAILED, str(e)
+            raised = e.error is not None and e.error.kind is not Kind.BAD_OUTPUT
+            return Run(Status.FAILED, str(e), Failure.RAISED if raised else Failure.WRONG, e.case)
         except WorkerLost as e:
-            self.failures[cid] = Failure.LOST
-            return Status.FAILED, str(e)
+            return Run(Status.FAILED, str(e), Failure.LOST)
         except hypothesis.errors.Flaky:
-            return Status.FAILED, FLAKY
+            return Run(Status.FAILED, FLAKY, Failure.WRONG)
         except known_answers.GradedLater as e:
-            return Status.LATER, str(e)
+            return Run(Status.LATER, str(e))
         except Exception as e:  # noqa: BLE001 - a grader bug must not lose the other checks' results
-            self.failures[cid] = Failure.GRADER
-            return Status.FAILED, f"grader error while checking ({type(e).__name__}: {e}); please report this to your teacher"
+            return Run(Status.FAILED, f"grader error while checking ({type(e).__name__}: {e}); please report this to "
+                                      "your teacher", Failure.GRADER)
         self.notes += [n for n in ctx.notes if n not in self.notes]  # a failed check's notes would only distract
-        return Status.PASSED, ""
+        return Run(Status.PASSED)
+
+    def _make(self, cid: str, run: Run) -> Outcome:
+        spec, entry = self.rubric.checks[cid], self.catalogue[cid]
+        shown = run.status is Status.FAILED and spec.visibility == "visible" and cid not in BUILTIN
+        return Outcome(
+            id=cid,
+            title=entry.title,
+            status=run.status,
+            points=spec.points if run.status is Status.PASSED else 0.0,
+            max_points=spec.points,
+            message=run.message,
+            visibility=spec.visibility,
+            hint=spec.hint or entry.hint,
+            misconception=entry.misconception,
+            replay=replay_command(self.path, self.rubric.origin, cid, self.reading) if shown else "",
+            failure=run.failure if run.status is Status.FAILED else None,
+            case=run.case,
+        )
 
     @functools.cached_property
     def plan(self) -> dict[str, list]:
         if not self.planned:
             return {}
-        if self.book is not None:  # a student build: the plan its answers were recorded on (it has no reference)
-            return self.book.plan
         try:
-            return plan.get(self.rubric, self.draws, lambda: record_plan(self.rubric, self.draws))
+            return self.build.plan(self.rubric, self.draws, lambda: record_plan(self.rubric, self.draws))
         except (Exception, WorkerLost):  # noqa: BLE001 - without a plan hypothesis draws the same examples, slower
             return {}
 
     def _ctx(self, max_examples: int, **extra) -> Ctx:
-        return self.context(
+        return self.build.context(
             subject=self.subject,
             exercise=self.exercise,
             tolerances={k: (t.rtol, t.atol) for k, t in self.rubric.tolerances.items()},
             max_examples=max_examples,
             device=self.device,
-            draws=self.draws,
             **extra,
         )
 
     def _measure(self) -> reaching.Reach | None:
-        """The submission's reach, measured once on a loaded subject and charged to output_shape (None before it
-        loads, or for a rubric without output_shape: then every check draws every form, as without it)."""
-        if self.reach is None and self.subject is not None and not self._measured and "output_shape" in self.rubric.checks:
-            self._measured = True
+        """The submission's reach, measured once on a loaded subject and charged to reaching.CHARGED (None before it
+        loads, or for a rubric without that check: then every check draws every form, as without it)."""
+        if self.reach is None and self.subject is not None and reaching.CHARGED in self.rubric.checks:
             torch.manual_seed(0)
             try:
-                self.reach = reaching.measure(self._ctx(1))
+                self.reach = reaching.measure(self._ctx(1, replay=Replay(draws=self.draws)))
             except WorkerLost as e:  # a hang, a crash, the memory limit: no form can be said to work
-                self.reach = reaching.Reach(fails={f: str(e) for f in self.exercise.forms()})
-                self._lost = str(e)
+                self.reach = reaching.Reach(fails={f: str(e) for f in self.exercise.forms()}, lost=str(e))
         return self.reach
 
-    def _load(self) -> tuple[Status, str]:
-        self.failures["loads"] = Failure.NOT_LOADED
+    # -- the built-in checks (grading.builtin) -----------------------------------------------------------------
+    def load(self) -> Run:
+        """Stage the submission, read it and start its worker: the `loads` check."""
+        failed = lambda message: Run(Status.FAILED, message, Failure.NOT_LOADED)  # noqa: E731
         try:
             staged = self.staged or self._stage()
             if staged.refused:
-                return Status.FAILED, staged.refused
+                return failed(staged.refused)
             self.source, entry = loader.read(staged.copy, self.rubric.names, self.exercise.inputs, self.reading,
                                              shown=self.path)
         except LoadError as e:
             self.source = getattr(e, "source", None)  # what definitions-only loading left out explains a missing name
-            return Status.FAILED, str(e)
+            return failed(str(e))
         self.subject = Subject(self.source, entry, list(self.exercise.results), self.exercise.inputs, self.rubric.limits,
                                device="cuda" if self.device == "cuda" else "cpu")
         try:
             self.subject.load()
         except (StudentError, WorkerLost) as e:
-            return Status.FAILED, str(e)
-        return Status.PASSED, f"found {entry} in {Path(self.source.filename).name}"
+            return failed(str(e))
+        return Run(Status.PASSED, f"found {entry} in {Path(self.source.filename).name}")
 
     def _stage(self) -> staging.Staged:
         self._scratch = tempfile.mkdtemp(prefix="attention-grader-staged-")
         self.staged = staging.stage(self.path, Path(self._scratch), staging.Caps.of(self.rubric.limits))
         return self.staged
 
-    def _policy(self) -> tuple[Status, str]:
+    def police(self) -> Run:
+        """What the source and the worker show of reaching for the grader's own code: the `policy` check."""
         pol = self.rubric.policy
         found = policy.violations(self.source.code, pol.forbidden_imports) if self.source else []
         if self.subject is not None:
             found += [f"tried to import {name!r} while running" for name in sorted(self.subject.blocked)]
         if found:
-            return Status.FAILED, f"{pol.message} ({'; '.join(found[:3])})"
-        return Status.PASSED, ""
+            return Run(Status.FAILED, f"{pol.message} ({'; '.join(found[:3])})", Failure.WRONG)
+        return Run(Status.PASSED)
 
     # -- the whole rubric ------------------------------------------------------------------------------------
     def finish(self) -> Grade:
@@ -244,15 +229,14 @@ class Grading:
 
     def diagnose(self) -> None:
         """Name the known mistake behind the failures, while the worker is still there to ask."""
-        loads = self.outcomes.get("loads")
+        loads = self.outcomes.get(LOADS)
         if self.subject is None or loads is None or loads.status is not Status.PASSED:
             return  # a file that did not load would only be run again
         if not any(o.status is Status.FAILED for o in self.outcomes.values()):
             return
-        call = lambda *args, **kw: self.subject.call(*args, expect=self.exercise.expect(*args, **kw), **kw)[:2]
+        call = lambda *args, **kw: self.subject.call(*args, expect=self.exercise.expect(*args, **kw), **kw)[:2]  # noqa: E731
         try:
-            variants = self.book.variants(self.exercise.variants) if self.book else self.exercise.variants
-            found = diagnosis.examine(self._in_reach(variants), call)
+            found = diagnosis.examine(self._in_reach(self.build.variants(self.exercise)), call)
             self.diagnosis, self.behaviour = found.mistakes, found.behaviour
         except WorkerLost:
             self.diagnosis = []
@@ -276,12 +260,12 @@ class Grading:
     def summary(self) -> Grade:
         """The grade from the checks run so far; any not run (pytest -k, -x) count as 0 and say so."""
         outcomes = [
-            self.outcomes.get(c) or self._make(c, Status.NOT_RUN, "not run in this session (deselected or stopped early)")
+            self.outcomes.get(c) or self._make(c, Run(Status.NOT_RUN, "not run in this session (deselected or stopped early)"))
             for c in self.rubric.order()
         ]
         score = sum(o.points for o in outcomes)
         pol = self.rubric.policy
-        if "policy" in self.outcomes and self.outcomes["policy"].status is Status.FAILED:
+        if POLICY in self.outcomes and self.outcomes[POLICY].status is Status.FAILED:
             score = 0.0 if pol.on_violation == "zero" else max(0.0, score - pol.deduct) if pol.on_violation == "deduct" else score
         return Grade(
             submission=self.path.name,
@@ -319,9 +303,3 @@ def record_plan(rubric: Rubric, draws: drawing.Draws) -> dict[str, list]:
     grading.recorded = {}
     grade = grading.finish()
     return {o.id: grading.recorded[o.id] for o in grade.outcomes if o.status is Status.PASSED and o.id in grading.recorded}
-
-
-_BUILTIN_TITLES = {
-    "loads": "the file runs and defines the function",
-    "policy": "the submission does not import the grader or its reference",
-}

@@ -6,8 +6,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
+from grader.checks import known_answers
 from grader.checks.core import Case
 from grader.exercises import EXERCISES
+from grader.grading.builtin import LOADS
 from grader.grading.diagnosis import explain
 
 
@@ -16,7 +18,7 @@ class Status(StrEnum):
     FAILED = "failed"
     SKIPPED = "skipped"  # a prerequisite did not pass
     NOT_RUN = "not run"  # deselected (pytest -k) or stopped early (-x)
-    LATER = "graded after submission"  # a student build cannot tell (a hidden check, an input without a known answer)
+    LATER = known_answers.LATER  # a student build cannot tell (a hidden check, an input without a known answer)
 
 
 class Failure(StrEnum):
@@ -31,6 +33,16 @@ class Failure(StrEnum):
     @property
     def errored(self) -> bool:
         return self not in (Failure.WRONG, Failure.RAISED)
+
+
+@dataclass(frozen=True)
+class Run:
+    """What running one check gave, before any words: the engine runs (grading.engine._run), the Outcome words it."""
+
+    status: Status
+    message: str = ""
+    failure: Failure | None = None
+    case: Case | None = None
 
 
 @dataclass
@@ -81,7 +93,7 @@ class Grade:
 
     def problems(self) -> str:
         """Why the submission could not be graded in full: it did not load, or a worker timed out or died."""
-        loads = next((o for o in self.outcomes if o.id == "loads"), None)
+        loads = next((o for o in self.outcomes if o.id == LOADS), None)
         if loads is not None and loads.status is Status.FAILED:
             return "loads failed: " + loads.message.splitlines()[0]
         lost = [o for o in self.outcomes if o.failure is not None and o.failure.errored]

@@ -10,10 +10,10 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from grader.exercises import EXERCISES
+from grader.grading.builtin import BUILTIN, LOADS, POLICY
 from grader.sandbox.limits import Limits  # a rubric's [limits] are the worker's limits, validated where they apply
 
 Visibility = Literal["visible", "hidden", "after_due_date", "after_published"]
-BUILTIN = ("loads", "policy")  # run by the grading engine itself, not hypothesis properties
 
 
 class RubricError(Exception):
@@ -83,8 +83,8 @@ class Rubric(_Strict):
             for dep in spec.depends:
                 if dep not in self.checks:
                     raise ValueError(f"checks.{cid}.depends: {dep!r} is not a check of this rubric")
-        if "loads" not in self.checks:
-            raise ValueError("checks.loads: every rubric needs the loads check")
+        if LOADS not in self.checks:
+            raise ValueError(f"checks.{LOADS}: every rubric needs the {LOADS} check")
         self.order()  # raises on a cycle
         if self.max_score <= 0:
             raise ValueError("checks: the points add up to 0")
@@ -115,10 +115,10 @@ class Rubric(_Strict):
             done.append(cid)
 
         for cid in self.checks:
-            if cid != "policy":
+            if cid != POLICY:
                 visit(cid)
-        if "policy" in self.checks:
-            visit("policy")
+        if POLICY in self.checks:
+            visit(POLICY)
         return done
 
 

@@ -66,10 +66,11 @@ def test_a_replay_hands_over_when_an_example_is_rejected_otherwise_than_on_the_r
     from hypothesis import assume, strategies as st
 
     from grader.checks.core import Ctx
+    from grader.checks.replay import Replay
     from grader.exercises import EXERCISES
 
     def ctx(**kw) -> Ctx:
-        return Ctx(subject=None, exercise=EXERCISES["chapter5"], tolerances={}, max_examples=10, **kw)
+        return Ctx(subject=None, exercise=EXERCISES["chapter5"], tolerances={}, max_examples=10, replay=Replay(**kw))
 
     def prop(unlike: int, met: list):
         def example(x):
@@ -79,7 +80,7 @@ def test_a_replay_hands_over_when_an_example_is_rejected_otherwise_than_on_the_r
 
     recorder = ctx(recording=[])
     recorder.prove(st.integers(0, 100), prop(0, []))
-    planned = recorder.recording
+    planned = recorder.replay.recording
     assert any(rejected for *_, rejected in planned[0][1]) and not all(rejected for *_, rejected in planned[0][1])
     same, other, fresh = [], [], []
     ctx(plan=planned).prove(st.integers(0, 100), prop(0, same))

@@ -1,0 +1,63 @@
+"""Which grader this is: the teacher's, with the reference, or a student build, with the teacher's recorded answers
+in its place (checks.known_answers). Everything that differs between the two is here, as one object that `Grading`
+is handed: the check context, the draws, the example plan and the planted bugs diagnosis compares with."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from grader.checks import draws as drawing
+from grader.checks import known_answers
+from grader.checks.core import Ctx
+from grader.grading import plan
+
+
+class Teacher:
+    """The teacher's grader: the reference and the planted bugs are here, the draws are the course's."""
+
+    def context(self, **fields) -> Ctx:
+        return Ctx(**fields)
+
+    def draws(self) -> drawing.Draws:
+        return drawing.course()
+
+    def plan(self, rubric, draws: drawing.Draws, record: Callable[[], dict]) -> dict:
+        return plan.get(rubric, draws, record)
+
+    def variants(self, exercise):
+        return exercise.variants
+
+
+class Recording(Teacher):
+    """The teacher's grader writing every answer of the reference into a book (what `bundle student` ships)."""
+
+    def __init__(self, book: known_answers.Book):
+        self.book = book
+
+    def context(self, **fields) -> Ctx:
+        return known_answers.recording(self.book)(**fields)
+
+
+class Student(Teacher):
+    """A student build: answers, plan and the planted bugs' results from its book, drawn with its own salt."""
+
+    def __init__(self, book: known_answers.Book):
+        self.book = book
+
+    def context(self, **fields) -> Ctx:
+        return known_answers.replaying(self.book)(**fields)
+
+    def draws(self) -> drawing.Draws:
+        return self.book.draws()
+
+    def plan(self, rubric, draws, record) -> dict:
+        return self.book.plan  # what its answers were recorded on: it has no reference to record with
+
+    def variants(self, exercise):
+        return self.book.variants(exercise.variants)
+
+
+def here() -> Teacher:
+    """This installation's build: a student build where a book ships, else the teacher's grader."""
+    book = known_answers.book()
+    return Student(book) if book is not None else Teacher()
