@@ -112,7 +112,7 @@ class Backend:
 
     def grade_all(self, todo: list[tuple[str, object, str]], rubric, loading: dict, draws, key: str, out: Path,
                   save, progress) -> dict[str, str]:
-        """As grade._grade_all, on the cluster: `save(name, hash, grade dict)` each grade as it arrives, after its
+        """As pool.LocalPool.grade_all, on the cluster: `save(name, hash, grade dict)` each grade as it arrives, after its
         feedback pages are written; `progress.step` after each. Returns name -> why for submissions that could
         not be graded."""
         from distributed import as_completed

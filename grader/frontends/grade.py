@@ -8,10 +8,7 @@ runs in a local pool of grader processes, or with --scheduler on a Dask cluster 
 
 from __future__ import annotations
 
-import json
 import os
-import signal
-import sqlite3
 import sys
 import tempfile
 import time
@@ -80,27 +77,24 @@ def submissions(dirs: list[str], out: Path) -> dict[str, Path]:
 
 
 def run(args) -> int:
-    if not vars(args).get("scheduler"):
-        from grader.sandbox import spawn
+    import sqlite3
 
-        spawn.warm_up(meta=True)  # forked from here while nothing secret is loaded: its forks serve the graders
-    from grader.checks import draws as drawing
-    from grader.frontends import store as gradebook
-    from grader.sandbox import confinement
-    from grader.grading.rubric import RubricError, load  # here, not at the top: `import grader.cli` must not import torch
+    from grader.frontends.startup import CannotStart, start
 
     out = Path(args.out)
+    scheduler = vars(args).get("scheduler")
     try:
         subs = submissions(args.dirs, out)
         if out.exists() and not out.is_dir():
             raise BadInput(f"--out {out}: exists and is not a folder")
-        rubric = load(args.rubric)
+        # with a local pool, its graders' fork servers are forks of the one started here, before the rubric is read
+        rubric = start(args.rubric, meta=True, server=not scheduler)
+        from grader.frontends import store as gradebook
         from grader.grading.engine import default_draws
 
         draws = default_draws()
-        confinement.walls()  # here, once: a wall down stops the batch before any grader process starts
         store = gradebook.Store(out)
-    except (RubricError, BadInput, drawing.SecretError) as e:
+    except (CannotStart, BadInput) as e:
         print(f"attention-grader: {e}", file=sys.stderr)
         return 2
     except sqlite3.DatabaseError as e:
@@ -116,29 +110,22 @@ def run(args) -> int:
         staged = stage_all(subs, Path(scratch), rubric)
         hashes = {name: gradebook.submission_hash(s) for name, s in staged.items()}
         todo = [n for n in subs if args.force or not store.current(n, hashes[n], key) or not (out / n / "feedback.md").exists()]
-        backend = None
-        if todo and vars(args).get("scheduler"):
-            from grader.frontends import cluster
-
-            try:
-                backend = cluster.connect(args.scheduler)  # before any output: an unreachable scheduler is one line
-            except cluster.Unavailable as e:
-                store.close()
-                print(f"attention-grader: {e}", file=sys.stderr)
-                return 2
+        try:
+            backend = _backend(scheduler, min(args.workers, len(todo))) if todo else None
+        except CannotStart as e:  # before any output: an unreachable scheduler is one line
+            store.close()
+            print(f"attention-grader: {e}", file=sys.stderr)
+            return 2
         print(f"{len(subs)} submissions: {len(todo)} to grade, {len(subs) - len(todo)} unchanged since the last run",
               file=sys.stderr)
         errors: dict[str, str] = {}
-        if todo:
+        if backend is not None:
             jobs = [(n, staged[n], hashes[n]) for n in todo]
             save = lambda name, h, grade: store.put(name, h, key, grade)  # noqa: E731
             try:
-                if backend is None:
-                    errors = _grade_all(jobs, rubric, reading.as_dict(), draws, out, min(args.workers, len(todo)), save)
-                else:
-                    with backend:
-                        errors = backend.grade_all(jobs, rubric, reading.as_dict(), draws, key, out, save,
-                                                   Progress(len(jobs), backend.describe()))
+                with backend:
+                    errors = backend.grade_all(jobs, rubric, reading.as_dict(), draws, key, out, save,
+                                               Progress(len(jobs), backend.describe()))
             except KeyboardInterrupt:
                 left = sum(not store.current(n, hashes[n], key) for n in subs)
                 print(f"\nattention-grader: interrupted; {len(subs) - left} of {len(subs)} graded and saved in {out}."
@@ -153,6 +140,22 @@ def run(args) -> int:
               file=sys.stderr)
         return 1
     return 0
+
+
+def _backend(scheduler: str | None, workers: int):
+    """Where the submissions are graded: a Dask cluster (frontends.cluster) or the local pool (frontends.pool),
+    both with one interface. CannotStart when the cluster does not answer."""
+    if not scheduler:
+        from grader.frontends.pool import LocalPool
+
+        return LocalPool(workers)
+    from grader.frontends import cluster
+    from grader.frontends.startup import CannotStart
+
+    try:
+        return cluster.connect(scheduler)
+    except cluster.Unavailable as e:
+        raise CannotStart(str(e)) from None
 
 
 def stage_all(subs: dict[str, Path], into: Path, rubric) -> dict:
@@ -189,104 +192,6 @@ def _finish(out: Path, grades, check_ids: list[str], subs: dict[str, Path], args
     print(f"\n{insight}")
     print(f"\nWritten to {out}: gradebook.csv, summary.md, class.html, similarity.csv, provenance.csv, twins.csv, and per "
           "submission results.json, junit.xml, feedback.md/.html")
-
-
-# -- the pool ------------------------------------------------------------------------------------------------
-def _grade_all(todo: list[tuple[str, object, str]], rubric, loading: dict, draws, out: Path, workers: int,
-               save) -> dict[str, str]:
-    """Grade in `workers` grader processes; `save(name, hash, grade dict)` each grade as it arrives.
-
-    Grader processes are forked from this one, which has imported torch and the rubric and has no thread yet (the
-    pool starts its own after forking them): they begin warm and share its memory. Each asks the fork server this
-    process forked before it read the rubric (run) for a fork server of its own, whose forked workers run the
-    student code, a fresh one per submission. Each writes the
-    submission's feedback pages (their pictures need the failing tensors) and sends back the grade as JSON text.
-    Returns name -> why for submissions that could not be graded.
-    """
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    before = set(multiprocessing.active_children())
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
-                               initializer=_start_grader, initargs=(rubric.model_dump_json(), rubric.origin, os.getpid()))
-    progress = Progress(len(todo), workers)
-    errors = {}
-    try:
-        futures = {pool.submit(_grade, staged, str(out / name), loading, draws): (name, h) for name, staged, h in todo}
-        for future in as_completed(futures):
-            name, h = futures[future]
-            try:
-                save(name, h, json.loads(future.result()))
-            except Exception as e:  # noqa: BLE001 - a grader process that died or raised loses only its own
-                errors[name] = f"{type(e).__name__}: {e}".splitlines()[0]
-            progress.step()
-    except BaseException:
-        for proc in set(multiprocessing.active_children()) - before:
-            proc.kill()  # their workers see the socket close and exit; the fork servers follow
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    pool.shutdown()
-    return errors
-
-
-_rubric = None
-
-
-def _start_grader(rubric_json: str, origin: str, parent: int) -> None:
-    """In each grader process: die with the batch process (even on kill -9), leave Ctrl-C to it, warm up."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        import ctypes
-
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG (Linux)
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() != parent:
-        os._exit(1)
-    from grader.sandbox import spawn
-
-    spawn.own_server()
-    global _rubric
-    _rubric = warm_up(rubric_json, origin)
-
-
-def warm_up(rubric_json: str, origin: str):
-    """What a grader process does once: torch, the fork server, the engine's imports; returns the rubric.
-    (A Dask worker's grader process, frontends.warm_grader, starts the same way.)"""
-    import torch
-
-    torch.set_num_threads(1)  # before any op: N graders share N cores, and idle OpenMP threads spin
-    from grader.sandbox import spawn
-
-    spawn.warm_up(meta=True)  # a fork server for many workers: they inherit the meta kernels
-    rubric = rubric_from_json(rubric_json, origin)
-    import gc
-
-    import grader.grading.engine  # noqa: F401 - its imports (hypothesis, the reference) overlap the fork server's start
-
-    gc.freeze()  # hypothesis' first run collects garbage: torch's million objects, frozen, are not walked
-    return rubric
-
-
-def rubric_from_json(rubric_json: str, origin: str):
-    from grader.grading.rubric import Rubric
-
-    rubric = Rubric.model_validate_json(rubric_json)
-    rubric._origin = origin  # as rubric.load sets it: the replay commands in the feedback name it
-    return rubric
-
-
-def _grade(staged, folder: str, loading: dict, draws, rubric=None) -> str:
-    """One staged submission (submission.staging.Staged) under the batch's draws (checks.draws), in a warm grader
-    process: its feedback pages in `folder`, its grade as JSON text. The one grading function of the batch command:
-    the local pool and a Dask worker's grader process both call it."""
-    from grader.grading.engine import Grading
-    from grader.reports import feedback_page
-    from grader.submission.reading import Reading
-
-    grade = Grading(staged.shown, rubric or _rubric, reading=Reading(**loading), staged=staged, draws=draws).finish()
-    feedback_page.write(grade, folder)
-    return json.dumps(grade.as_dict())
 
 
 class Progress:

@@ -77,7 +77,6 @@ def _notebook_name(ipython) -> str:
 def check(rubric: str | None = None, ipython=None) -> Report:
     """Grade the cells run so far with `rubric` (default: the grader's default rubric) and return the report."""
     from grader.frontends import options
-    from grader.sandbox import spawn
 
     if ipython is None:
         from IPython import get_ipython
@@ -85,20 +84,18 @@ def check(rubric: str | None = None, ipython=None) -> Report:
         ipython = get_ipython()
     if ipython is None:
         raise UsageError("grader.check() runs inside Jupyter or IPython; elsewhere use `attention-grader check FILE`")
-    spawn.warm_up()
-    from grader.checks.draws import SecretError
     from grader.frontends.check import exit_status
-    from grader.grading.engine import Grading, default_draws
-    from grader.grading.rubric import RubricError, load
-    from grader.submission.reading import Reading
+    from grader.frontends.startup import CannotStart, start
 
     try:
-        loaded = load(rubric or options.DEFAULT_RUBRIC)
-        draws = default_draws()
-    except (RubricError, SecretError) as e:
+        loaded = start(rubric or options.DEFAULT_RUBRIC)
+    except CannotStart as e:
         raise UsageError(str(e)) from None
+    from grader.grading.engine import Grading
+    from grader.submission.reading import Reading
+
     path = snapshot(cells_run(ipython), _notebook_name(ipython))
-    grade = Grading(path, loaded, reading=Reading(notebook_mode="defs"), draws=draws).finish()
+    grade = Grading(path, loaded, reading=Reading(notebook_mode="defs")).finish()
     return Report(grade, exit_status(grade))
 
 

@@ -1,7 +1,7 @@
 """A Dask worker's warm grader process: `python -m grader.frontends.warm_grader RUBRIC_JSON ORIGIN`, one request and
 one reply per line of JSON on its standard input and output.
 
-It is the local pool's grader process (grade.warm_up, grade._grade) started with subprocess rather than
+It is the local pool's grader process (pool.warm_up, pool.grade_one) started with subprocess rather than
 multiprocessing: a Dask worker process is daemonic, and a daemonic process may not start multiprocessing children
 (dask/distributed#2142, #2718), while a grader process starts a fork server whose forked workers run the student
 code. It imports torch once and grades submission after submission.
@@ -41,10 +41,10 @@ def main(argv: list[str]) -> int:
     os.dup2(2, 1)  # anything else printed here goes to the worker's log, not into the replies
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the batch command's, not a worker's
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
-    from grader.frontends import grade
+    from grader.frontends import pool
 
     rubric_json, origin = argv
-    first = grade.warm_up(rubric_json, origin)
+    first = pool.warm_up(rubric_json, origin)
     rubrics = {(rubric_json, origin): first}
     for line in sys.stdin:
         req = json.loads(line)
@@ -63,13 +63,13 @@ def _handle(req: dict, rubrics: dict) -> str:
     from pathlib import Path
 
     from grader.checks.draws import Draws
-    from grader.frontends import grade, store
+    from grader.frontends import pool, store
     from grader.submission.staging import Staged
 
     draws = Draws(bytes.fromhex(req["salt"]))
     which = (req["rubric"], req["origin"])
     if which not in rubrics:
-        rubrics[which] = grade.rubric_from_json(*which)
+        rubrics[which] = pool.rubric_from_json(*which)
     rubric = rubrics[which]
     here = store.grader_hash(rubric, req["loading"], draws)
     if here != req["key"]:
@@ -77,7 +77,7 @@ def _handle(req: dict, rubrics: dict) -> str:
                        f"{store.release()} here, {req['release']} there, or the rubric reads differently here): "
                        "install the same version everywhere")
     staged = Staged(Path(req["path"]), Path(req["copy"]) if req["copy"] else None, req["refused"])
-    return grade._grade(staged, req["folder"], req["loading"], draws, rubric)
+    return pool.grade_one(staged, req["folder"], req["loading"], draws, rubric)
 
 
 if __name__ == "__main__":

@@ -66,8 +66,7 @@ def walls() -> dict:
     """wall -> None where it goes up around every worker, else why not. Raises WallsDown when one this machine
     should raise does not (a failed probe is retried first), unless weak walls were allowed (`weak()`)."""
     want = expected()
-    args = {"view": fs_view.view_plan(), "uid": uids.PROBE_UID, "readable": fs_view.python_paths(),
-            "try": [w for w in WALLS if want[w] is None]}
+    args = {"view": fs_view.view_plan(), "uid": uids.PROBE_UID, "readable": fs_view.python_paths()}
     error = ""
     for _ in range(PROBE_TRIES):
         try:

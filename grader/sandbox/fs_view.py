@@ -63,8 +63,8 @@ def _readable(roots: list[str], hidden: list[str]) -> list[str]:
 
 
 def _secret_dirs() -> list[str]:
-    """Every package of the grader but the sandbox: the reference and rubrics, and the exercises too, whose
-    planted-bug variants with no bug planted are the reference."""
+    """Every package of the grader but the sandbox: the reference (the planted bugs' core with it) and the rubrics,
+    and the rest, which a worker has no use for."""
     import grader
 
     names = {m.name for m in pkgutil.iter_modules(grader.__path__) if m.ispkg} | {"reference", "rubrics"}
