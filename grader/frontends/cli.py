@@ -1,4 +1,4 @@
-"""`attention-grader`: one entry point, one module per subcommand (check, replay, grade, bundle)."""
+"""`attention-grader`: one entry point, one module per subcommand (check, replay, grade, bundle, rubric)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import atexit
 import os
 import sys
 
-from grader.frontends import bundle, check, grade, replay
+from grader.frontends import bundle, check, grade, replay, rubric
 
-COMMANDS = {"check": check, "replay": replay, "grade": grade, "bundle": bundle}
+COMMANDS = {"check": check, "replay": replay, "grade": grade, "bundle": bundle, "rubric": rubric}
 
 
 class _Parser(argparse.ArgumentParser):

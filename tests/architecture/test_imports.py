@@ -2,6 +2,7 @@
 and the installed package names every subpackage."""
 
 import ast
+import re
 import tomllib
 from pathlib import Path
 
@@ -85,3 +86,15 @@ def test_installed_package_names_every_subpackage():
     here = {".".join(p.parent.relative_to(ROOT).parts) for p in GRADER.rglob("__init__.py")}
     assert here | {"grader.rubrics", "grader.reference"} == listed
     assert "reference" not in listed  # no generic top-level package in a user's site-packages
+
+
+def test_architecture_names_every_module():
+    """ARCHITECTURE.md matches the tree: every module of grader/ and reference/ is named there, and every
+    `name.py` it names exists."""
+    text = (ROOT / "ARCHITECTURE.md").read_text()
+    files = {p.name for p in [*GRADER.rglob("*.py"), *(ROOT / "reference").glob("*.py")] if p.name != "__init__.py"}
+    named = set(re.findall(r"`(?:[\w/]+/)?(\w+\.py)`", text)) | set(re.findall(r"(\w+)\*\.py", text))
+    missing = sorted(f for f in files if f not in named and not any(f.startswith(p) for p in named))
+    assert missing == [], f"ARCHITECTURE.md does not name {missing}"
+    anywhere = {p.name for p in ROOT.rglob("*.py") if ".venv" not in p.parts}
+    assert sorted(n for n in named if n.endswith(".py") and n not in anywhere) == []
