@@ -106,8 +106,19 @@ class Ctx:
 
     # -- talking to the submission ---------------------------------------------------------------------------
     def call(self, *args, **kw):
-        """(out, weights) of the submission: the first two parts of its result."""
-        return self.call_all(*args, **kw)[:2]
+        """(out, weights) of the submission: the first two parts of its result, or for a function that returns
+        its output alone, the output and the weights read from it (`weights_of`)."""
+        if self.exercise.weighs:
+            return self.call_all(*args, **kw)[:2]
+        return self.call_all(*args, **kw)[0], self.weights_of(*args, **kw)
+
+    def weights_of(self, *args, **kw) -> torch.Tensor:
+        """An output-only function's weights, exactly: its output with v the identity over the keys, since
+        out = weights @ v (the contract lets v's size differ from q's). A check's first call stays its case."""
+        v = args[2]
+        t = v.shape[-2]
+        eye = torch.eye(t, dtype=v.dtype).expand(*v.shape[:-2], t, t).contiguous()
+        return self.call_all(*args[:2], eye, *args[3:], **kw)[0]
 
     def call_all(self, *args, **kw) -> list[torch.Tensor]:
         """Every tensor of the submission's result, in the exercise's order (a KV cache's too)."""
@@ -145,7 +156,7 @@ class Ctx:
     def reference(self, *args, **kw) -> tuple:
         """The reference's result on these inputs, every part as it returns them. The one place a check reaches
         the reference: a student build (checks.known_answers) answers here from the teacher's recorded answers."""
-        return tuple(self.exercise.reference()(*args, **{**self.exercise.fixed_options(*args), **kw}))
+        return self.exercise.call_reference(*args, **{**self.exercise.fixed_options(*args), **kw})
 
     def forbidden(self, *args, **kw) -> torch.Tensor:
         """Where the weights must be exactly 0 for these inputs (bool, broadcastable to the weights)."""
@@ -193,7 +204,9 @@ class Ctx:
                 return None
         if bad and dtype == torch.float32:  # results that are all half-precision values were computed in one
             for half in (torch.bfloat16, torch.float16):
-                if torch.equal(got.to(half).to(got.dtype), got) and ((got != 0) & (got != 1)).any():
+                # by chance only when every value is a short dyadic (0.5, 0.75: what a mixed-up batch gives)
+                mantissa = torch.frexp(got.nan_to_num()).mantissa * 16
+                if torch.equal(got.to(half).to(got.dtype), got) and (mantissa != mantissa.round()).any():
                     kind = str(half).removeprefix("torch.")
                     return replace(bad, note=f"every value of {name} is a {kind} value: computed in half precision "
                                              "(.half(), .bfloat16(), autocast), it loses float32's accuracy")

@@ -40,6 +40,7 @@ class Reach:
     fails: dict[Form, str] = field(default_factory=dict)
     shapes: dict[Form, tuple] = field(default_factory=dict)  # a failed form's (result's shape, agreed shape)
     lost: str = ""  # the worker was lost measuring it (a hang, a crash): why
+    leading: str = ""  # an output-only function that returns a tuple: why its first element is what was graded
 
     @property
     def none(self) -> bool:
@@ -70,6 +71,8 @@ class Reach:
     def explain(self) -> str:
         """The limitation in one message: which forms fail, the first failure, its likely cause, and what the other
         checks ran on."""
+        if self.leading:
+            return self.leading + (f"\nIt does not handle {named(self.fails)} inputs either." if self.fails else "")
         if not self.fails:
             return ""
         first = self.fails[next(iter(self.fails))]
@@ -124,7 +127,24 @@ CHARGED = "output_shape"  # the check a submission's reach is charged to, once; 
 
 def measure(ctx) -> Reach:
     """Call the function once on each of the exercise's forms; a form works when the call returns results of the
-    expected shapes (the worker checks them) in the inputs' dtype."""
+    expected shapes (the worker checks them) in the inputs' dtype. An output-only function that works on none, but
+    returns its output first in a tuple ((out, weights), as most exercises ask), is graded on that output: a
+    result format costs its points once, as a layout does."""
+    reach = _measure(ctx)
+    if reach.none and not reach.lost and not ctx.exercise.weighs:
+        ctx.subject.leading = True
+        second = _measure(ctx)
+        if second.none:
+            ctx.subject.leading = False
+        else:
+            second.leading = (f"your function returns more than the output ({next(iter(reach.fails.values()))}): "
+                              "the contract is the output alone (return out, not a tuple); the other checks graded "
+                              "the tuple's first element")
+            return second
+    return reach
+
+
+def _measure(ctx) -> Reach:
     reach = Reach()
     for i, form in enumerate(ctx.exercise.forms()):
         args, kw = ctx.exercise.example(form)

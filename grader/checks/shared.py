@@ -34,7 +34,7 @@ def output_shape(ctx: Ctx) -> None:
     # points, and the other checks run on what it can.
     if ctx.reach is not None and ctx.reach.lost:
         raise WorkerLost(ctx.reach.lost)
-    if ctx.reach is not None and ctx.reach.fails:
+    if ctx.reach is not None and (ctx.reach.fails or ctx.reach.leading):
         raise Failed(ctx.reach.explain())
 
     def prop(x):
@@ -54,16 +54,16 @@ def output_shape(ctx: Ctx) -> None:
     "Attention weights come from the content: weights = softmax(q @ k^T / sqrt(H)) over the visible keys, out = weights @ v.",
 )
 def content_dependent(ctx: Ctx) -> None:
-    def changes(q, k, v):
+    def changes(q, k, v, **options):
         """(out, weights, whether the weights change with k and q, whether out changes with v)."""
-        out, w = ctx.call(q, k, v)
+        out, w = ctx.call(q, k, v, **options)
         k2 = k.clone()
         k2[..., 0, :] += 2 * q[..., -1, :]  # raises the last query's score on key 0
-        _, w2 = ctx.call(q, k2, v)
-        _, w3 = ctx.call(perturb(q, (..., slice(-1, None), slice(None))), k, v)
+        _, w2 = ctx.call(q, k2, v, **options)
+        _, w3 = ctx.call(perturb(q, (..., slice(-1, None), slice(None))), k, v, **options)
         v2 = v.clone()
         v2[..., 0, :] += 1
-        out3, _ = ctx.call(q, k, v2)
+        out3, _ = ctx.call(q, k, v2, **options)
         return out, w, not (torch.equal(w, w2) and torch.equal(w, w3)), not torch.equal(out, out3)
 
     def prop(x):
@@ -73,12 +73,16 @@ def content_dependent(ctx: Ctx) -> None:
         for name, t in (("weights", w), ("out", out)):
             if not torch.isfinite(t).any():  # NaN != NaN would pass every "it changed" test below
                 raise Failed(f"for {shape_of(q, k, v)} with ordinary values, every entry of {name} is NaN or inf")
-        if not (weights_move and out_moves):
-            # a drawn input can be too regular to show it (heads all alike make a softmax over the heads constant):
-            # the gate asks whether the weights depend on the content at all, so random inputs of these shapes decide
+        for options in ({}, ctx.exercise.open_options()):
+            if weights_move and out_moves:
+                break
+            # a drawn input can be too regular to show it (heads all alike make a softmax over the heads constant),
+            # or the exercise's mask hide what the function sees (a mask read the other way round): the gate asks
+            # whether the weights depend on the content at all, so random inputs of these shapes, and with every key
+            # visible, decide
             g = torch.Generator().manual_seed(5)
             _, _, weights_move, out_moves = changes(*(torch.randn(t.shape, generator=g, dtype=torch.float64).to(t.dtype)
-                                                      for t in (q, k, v)))
+                                                      for t in (q, k, v)), **options)
         if not weights_move:
             t = q.shape[-2]
             mean = torch.ones(t, t, dtype=w.dtype).tril()
@@ -381,7 +385,8 @@ def _within_batch(bad, b: int, n: int) -> str:
 def inputs_unchanged(ctx: Ctx) -> None:
     def prop(x):
         q, k, v = x
-        *_, q2, k2, v2 = ctx.call_inputs(q, k, v)
+        n = len(ctx.exercise.labels())  # the result's tensors, then the inputs (an option's tensors after q, k, v)
+        q2, k2, v2 = ctx.call_inputs(q, k, v)[n : n + 3]
         for name, a, b in (("q", q, q2), ("k", k, k2), ("v", v, v2)):
             bad = ~((a == b) | (a.isnan() & b.isnan()))
             if bad.any():

@@ -3,11 +3,11 @@ function's names and call, its reference, inputs, shapes, own checks, planted bu
 
 from __future__ import annotations
 
-from grader.exercises import (chapter5, grouped_query, kv_cache, masked_self_attention, prefix_lm,
+from grader.exercises import (chapter5, grouped_query, kv_cache, masked_self_attention, prefix_lm, sdpa_mask,
                               sliding_window)
 from grader.exercises.base import Exercise
 
 EXERCISES: dict[str, Exercise] = {
     e.name: e for e in (chapter5.EXERCISE, masked_self_attention.EXERCISE, sliding_window.EXERCISE, prefix_lm.EXERCISE,
-                        grouped_query.EXERCISE, kv_cache.EXERCISE)
+                        grouped_query.EXERCISE, kv_cache.EXERCISE, sdpa_mask.EXERCISE)
 }

@@ -7,7 +7,7 @@ parts, the reference, the inputs, the expected shapes and the forbidden region; 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import torch
@@ -48,14 +48,29 @@ class Exercise:
     variants: Variants | None = None  # planted bugs for diagnosis; None: no diagnosis
     forbidden_caption: str = "the future (j > i)"  # what the heatmap hatches, in words
     value_size: bool = False  # v's last dim may differ from q's and k's (Dv != Dk): drawn and measured
+    options: dict = field(default_factory=dict)  # conventions a rubric may set ([conventions]): name -> the values
+
+    def configured(self, conventions: dict) -> "Exercise":
+        """This exercise under a rubric's conventions (a mask convention, say): the fields of those names replaced."""
+        return replace(self, **conventions) if conventions else self
+
+    def call_reference(self, *args, **kw) -> tuple:
+        """The reference's result parts for a call as the submission gets it (an exercise whose inputs need reading
+        first, a mask in some convention, says so here)."""
+        return tuple(self.reference()(*args, **kw))
 
     def expect(self, q, k, v, **kw) -> list[tuple[int, ...]]:
-        """Shapes of (out, weights) for these inputs: out like q with v's last dim, weights [..., T, T]."""
-        t = q.shape[-2]
-        return [tuple(q.shape[:-1]) + (v.shape[-1],), tuple(q.shape[:-2]) + (t, t)]
+        """Shapes of (out, weights) for these inputs: out like q with v's last dim, weights [..., T_q, T_k]."""
+        shapes = [tuple(q.shape[:-1]) + (v.shape[-1],), tuple(q.shape[:-1]) + (k.shape[-2],)]
+        return shapes[: len(self.labels())]  # out alone for a function that returns its output only
 
     def fixed_options(self, *args) -> dict:
         """Keyword options every call of the shared checks passes (a window size, say): none by default."""
+        return {}
+
+    def open_options(self) -> dict:
+        """Keyword options under which every key is visible, beside the fixed ones: what the content gate also tries
+        before it says the weights ignore the content (none: the fixed options already show it)."""
         return {}
 
     def device_inputs(self, q: torch.Tensor) -> tuple[tuple, dict]:
@@ -69,6 +84,11 @@ class Exercise:
 
     def why_forbidden(self, i: int, j: int) -> str:
         return f"key {j} is in the future of query {i}"
+
+    @property
+    def weighs(self) -> bool:
+        """Whether the function returns its weights; if not (out alone), the checks read them from the output."""
+        return len(self.results) > 1 and self.results[1]["labels"] == ["weights"]
 
     def labels(self) -> list[str]:
         """The result's tensors in order (a KV cache's two included), as messages name them."""

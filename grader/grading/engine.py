@@ -73,7 +73,7 @@ class Grading:
         self.build = build or builds.here()
         self.draws = draws or self.build.draws()
         self.rubric = rubric
-        self.exercise = EXERCISES[rubric.exercise]
+        self.exercise = EXERCISES[rubric.exercise].configured(rubric.conventions)
         self.catalogue = {**BUILTIN, **self.exercise.catalogue}
         self.device = device
         self.reading = reading

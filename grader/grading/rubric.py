@@ -60,6 +60,7 @@ class Rubric(_Strict):
     }
     limits: Limits = Limits()
     policy: Policy = Policy()
+    conventions: dict[str, str] = {}  # the exercise's own conventions (sdpa_mask's mask and fully masked rows)
     checks: dict[str, CheckSpec]
     _origin: str = PrivateAttr(default="")  # the NAME|FILE it was loaded from, for commands that load it again
 
@@ -76,6 +77,13 @@ class Rubric(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self):
+        options = EXERCISES[self.exercise].options
+        for name, value in self.conventions.items():
+            if name not in options:
+                known_names = ", ".join(options) or "none"
+                raise ValueError(f"conventions.{name}: the {self.exercise} exercise has no such convention (it has: {known_names})")
+            if value not in options[name]:
+                raise ValueError(f"conventions.{name}: {value!r} is not one of {', '.join(options[name])}")
         known = EXERCISES[self.exercise].catalogue
         for cid, spec in self.checks.items():
             if cid not in BUILTIN and cid not in known:

@@ -85,6 +85,7 @@ class Subject:
     # of one of these names goes in that position
     limits: Limits = field(default_factory=Limits)
     device: str = "cpu"
+    leading: bool = False  # an output-only result returned as (out, ...): its first element is graded (reach)
     blocked: set = field(default_factory=set)
     spent: float = 0.0
     _proc: object = None
@@ -252,6 +253,8 @@ class Subject:
         self._calls += 1
         header = {"op": "call", "tensors": specs, "args": argspec, "kwargs": kwspec,
                   "expect": [list(s) for s in expect], "seed": self._calls, "names": list(self.inputs), **extra}
+        if self.leading:
+            header["leading"] = True
         reply, data = self._roundtrip(header, payload, self.limits.call_timeout, "calling your function")
         if not reply.get("ok"):
             kind = _kind(reply)

@@ -86,6 +86,22 @@ NAMED = {
         "bug_scale_by_d_model.py": ["scaled by sqrt(Hq * D)"],
         "bug_group_count_for_size.py": [],  # right on the probes' Hq = 4, Hkv = 2 and 1: only Hkv == Hq breaks it
     },
+    "sdpa_mask": {
+        "bug_mask_inverted.py": ["mask inverted"],
+        "bug_mask_ignored.py": ["mask ignored"],
+        "bug_mask_after_softmax.py": ["mask after softmax"],
+        "bug_additive_bool_mask.py": [D.UNRECOGNISED],  # +1 on the allowed scores: no planted bug adds to them
+        "bug_mask_not_broadcast.py": [D.UNRECOGNISED],  # the probes' [Tq, Tk] mask read per batch element
+        "bug_mask_transposed.py": [],  # the probes have Tq != Tk: every call raises, nothing to compare
+        "bug_scale_by_dv.py": [],  # the probes have Dv == Dk
+        "vacuous_zeros.py": [D.UNRECOGNISED],
+        "vacuous_mean_of_v.py": [D.UNRECOGNISED],
+        "vacuous_masked_mean.py": [D.UNRECOGNISED],
+        **{name: [] for name in ("bug_fill_on_cpu.py", "bug_inplace_mask.py", "bug_returns_tuple.py", "limited_3d_only.py",
+                                 "bug_nan_fully_masked.py", "bug_uniform_fully_masked.py", "bug_public_zli12.py",
+                                 "bug_public_incfly.py", "bug_public_donglinkang.py", "bug_public_roeehendel_mask_none.py",
+                                 "bug_public_ahmedjjj_mask_not_broadcast.py")},  # right on the probes
+    },
     "kv_cache": {
         "bug_mask_top_left.py": ["mask top-left"],
         "bug_no_mask_with_cache.py": ["no mask with a cache"],

@@ -22,12 +22,18 @@ def _pick(result, names: list[str], what: str):
     raise BadOutput(f"the result has no {what} (looked for {', '.join(names)})")
 
 
-def adapt(result, parts: list[dict]) -> list:
+def adapt(result, parts: list[dict], leading: bool = False) -> list:
     """The result's parts, flattened, from any of the return conventions in DESIGN.md. A part is
     {"labels": [...], "what": ..., "names": [...]}: one tensor per label (two for a KV cache), found by position in
-    a tuple or by one of its names in a mapping or an object."""
+    a tuple or by one of its names in a mapping or an object; `leading`: an output-only result's first element
+    when it comes in a tuple (the grader charges that once, as a limitation)."""
     expected = f"({', '.join(p['labels'][0] if len(p['labels']) == 1 else 'cache' for p in parts)})"
-    if isinstance(result, (tuple, list)) and not hasattr(result, "_fields"):
+    alone = len(parts) == 1 and len(parts[0]["labels"]) == 1
+    if isinstance(result, torch.Tensor) and alone:
+        found = [result]  # an output-only function (CS336's adapters) returns the tensor itself
+    elif leading and alone and isinstance(result, (tuple, list)) and result and isinstance(result[0], torch.Tensor):
+        found = [result[0]]
+    elif isinstance(result, (tuple, list)) and not hasattr(result, "_fields"):
         if len(result) != len(parts):
             raise BadOutput(f"returned a {type(result).__name__} of length {len(result)}, expected {expected}")
         found = list(result)
