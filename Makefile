@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml setup.py attention_grader.pth
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[dask,jupyter,test]'  # the extras: `make test` runs the Dask back end and a real Jupyter kernel too
+	$(PY) -m pip install -q -e '.[dask,jupyter,test,courses]'  # the extras: `make test` runs the Dask back end and a real Jupyter kernel too
 	touch $(STAMP)
 
 # every bundled rubric grades the sample folder of the same name

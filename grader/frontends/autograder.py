@@ -72,7 +72,9 @@ def torch_pin() -> str:
 def build(rubric_file: Path, out: Path, *, build_dir: Path, secret: bytes | None = None) -> Path:
     """autograder.zip: the scripts, the rubric's TOML and the grader's wheel (with its reference), and the course
     secret when given (only staff can download an autograder; the walls keep workers from the file)."""
-    whl = wheel.write(build_dir, wheel.package_files())
+    from grader.grading import rubric as rubrics
+
+    whl = wheel.write(build_dir, wheel.package_files(), requires=rubrics.load(str(rubric_file)).packages)
     entries = {
         "setup.sh": SETUP.format(torch_index=TORCH_INDEX, torch=torch_pin(), wheel=whl.name),
         "run_autograder": RUN.format(rubric=RUBRIC, secret=SECRET),

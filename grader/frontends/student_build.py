@@ -176,5 +176,5 @@ def build(rubric, rubric_file: Path, out: Path) -> Path:
         book.save(data)
         files = student_files(rubric, rubric_file)
         files[DATA] = data.read_bytes()
-    return wheel.write(out, files, local=f"student.{rubric.name}",
+    return wheel.write(out, files, local=f"student.{rubric.name}", requires=rubric.packages,
                        summary=f"Self-check for the {rubric.name} rubric (student build: no reference solution)")

@@ -40,7 +40,7 @@ def version() -> str:
     return metadata.version(DIST)
 
 
-def _metadata_text(dist: metadata.Distribution, version: str, summary: str | None) -> str:
+def _metadata_text(dist: metadata.Distribution, version: str, summary: str | None, requires: list[str]) -> str:
     """The installed METADATA with this wheel's version (and summary), its long description dropped."""
     msg = dist.metadata
     lines = ["Metadata-Version: 2.1", f"Name: {msg['Name']}", f"Version: {version}"]
@@ -49,7 +49,7 @@ def _metadata_text(dist: metadata.Distribution, version: str, summary: str | Non
         if msg[key]:
             lines.append(f"{key}: {msg[key]}")
     lines += [f"Provides-Extra: {e}" for e in msg.get_all("Provides-Extra") or []]
-    lines += [f"Requires-Dist: {r}" for r in msg.get_all("Requires-Dist") or []]
+    lines += [f"Requires-Dist: {r}" for r in [*(msg.get_all("Requires-Dist") or []), *requires]]
     return "\n".join(lines) + "\n"
 
 
@@ -57,15 +57,17 @@ def _hash(data: bytes) -> str:
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
 
-def write(folder: str | Path, files: dict[str, bytes], *, local: str = "", summary: str | None = None) -> Path:
+def write(folder: str | Path, files: dict[str, bytes], *, local: str = "", summary: str | None = None,
+          requires: list[str] = ()) -> Path:
     """Write `files` (wheel path -> bytes) as the grader's wheel into `folder`, under the installed version plus
-    a local label (`0.2.0+student.chapter5`); its scripts and pytest plugin are those of the installed grader."""
+    a local label (`0.2.0+student.chapter5`); its scripts and pytest plugin are those of the installed grader, its
+    requirements the grader's and `requires` (the packages a rubric lets student code import)."""
     dist = metadata.distribution(DIST)
     ver = dist.version + (f"+{re.sub(r'[^A-Za-z0-9.]', '.', local)}" if local else "")
     stem = f"{DIST.replace('-', '_')}-{ver}"
     info = f"{stem}.dist-info"
     entries = dict(sorted(files.items()))
-    entries[f"{info}/METADATA"] = _metadata_text(dist, ver, summary).encode()
+    entries[f"{info}/METADATA"] = _metadata_text(dist, ver, summary, list(requires)).encode()
     entries[f"{info}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: attention-grader\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
     entries[f"{info}/entry_points.txt"] = (dist.read_text("entry_points.txt") or "").encode()
     entries[f"{info}/top_level.txt"] = b"grader\n"

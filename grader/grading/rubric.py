@@ -61,12 +61,25 @@ class Rubric(_Strict):
     limits: Limits = Limits()
     policy: Policy = Policy()
     conventions: dict[str, str] = {}  # the exercise's own conventions (sdpa_mask's mask and fully masked rows)
+    packages: list[str] = []  # pip requirements student code may import (einops): every bundle installs them
     checks: dict[str, CheckSpec]
     _origin: str = PrivateAttr(default="")  # the NAME|FILE it was loaded from, for commands that load it again
 
     @property
     def origin(self) -> str:
         return self._origin or self.name
+
+    @field_validator("packages")
+    @classmethod
+    def _requirements(cls, found: list[str]) -> list[str]:
+        from packaging.requirements import InvalidRequirement, Requirement
+
+        for r in found:
+            try:
+                Requirement(r)
+            except InvalidRequirement:
+                raise ValueError(f"{r!r} is not a pip requirement (e.g. \"einops>=0.7\")") from None
+        return found
 
     @field_validator("exercise")
     @classmethod

@@ -276,6 +276,10 @@ class Subject:
             return f"output too large (more than {self.limits.output_kb} KiB printed or written): {msg}"
         if kind is wire.Kind.EXIT:
             return f"SystemExit ({msg} was called)"
+        if kind is wire.Kind.MISSING:
+            return (f"your code imports {msg}, which is neither in your submission nor installed where it is graded; "
+                    f"if it is a package, the course lists it in the rubric's packages and the grader installs it "
+                    f"(pip install {msg})")
         return msg
 
     def _tensors(self, reply: dict, data: bytes, allowed: set[str] | None = _FLOATS) -> list[torch.Tensor]:

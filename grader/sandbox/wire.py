@@ -44,6 +44,7 @@ class Kind(StrEnum):
     MEMORY = "memory"  # MemoryError: the worker's address-space limit
     OUTPUT = "output"  # the output file's size limit
     EXIT = "exit"  # SystemExit
+    MISSING = "missing_module"  # it imports a package the grading machine lacks: the error is the package's name
     SANDBOX = "sandbox"  # a wall did not go up: no student code ran
     PROTOCOL = "protocol"  # the worker's meta twin broke the protocol
 

@@ -246,3 +246,12 @@ def test_the_cases_met_do_not_depend_on_which_modules_are_loaded(tmp_path):
         for extra in extras
     ]
     assert runs[0] == runs[1] and len(runs[0]) > 1000
+
+
+def test_a_package_the_machine_lacks_is_one_line_with_its_pip_install(tmp_path, capsys):
+    sub = tmp_path / "attention.py"
+    sub.write_text("import einops_not_installed_anywhere.layers\n\ndef scaled_dot_product_attention(q, k, v, causal=True):\n"
+                   "    return q, q\n")
+    code, out, _ = check(capsys, str(sub))
+    line = next(line for line in out.splitlines() if "einops_not_installed_anywhere" in line and "imports" in line)
+    assert code == 1 and "pip install einops_not_installed_anywhere" in line and "Traceback" not in out

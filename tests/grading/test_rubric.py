@@ -48,3 +48,23 @@ def test_unknown_name_lists_bundled_rubrics():
 def test_not_toml(tmp_path):
     with pytest.raises(RubricError, match="not valid TOML"):
         load(rubric(tmp_path, "name = \n"))
+
+
+def test_packages_are_pip_requirements(tmp_path):
+    ok = BASE + "[checks.output_shape]\npoints = 1\n"
+    assert load(rubric(tmp_path, 'packages = ["einops>=0.7", "jaxtyping"]\n' + ok)).packages == ["einops>=0.7", "jaxtyping"]
+    with pytest.raises(RubricError, match="packages") as e:
+        load(rubric(tmp_path, 'packages = ["einops >= = 1"]\n' + ok))
+    assert "\n" not in str(e.value)
+
+
+def test_a_rubrics_packages_reach_the_wheels_requirements(tmp_path):
+    """The student wheel and Gradescope's setup install the grader's wheel: its requirements carry the packages."""
+    import zipfile
+
+    from grader.frontends import wheel
+
+    path = wheel.write(tmp_path, {"grader/__init__.py": b""}, requires=["einops>=0.7"])
+    with zipfile.ZipFile(path) as z:
+        meta = z.read(next(n for n in z.namelist() if n.endswith("METADATA"))).decode()
+    assert "Requires-Dist: einops>=0.7" in meta.splitlines() and "Requires-Dist: hypothesis>=6.100" in meta.splitlines()

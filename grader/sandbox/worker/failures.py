@@ -29,6 +29,8 @@ def kind(exc: BaseException) -> wire.Kind:
             return wire.Kind.OUTPUT
         if type(exc) is DeviceError:  # the trace's own, never a student's subclass
             return wire.Kind.DEVICE
+        if type(exc) is ModuleNotFoundError and _package(exc):  # Python's own, as an import raises it
+            return wire.Kind.MISSING
     except BaseException:  # a student's exception subclass whose attributes raise
         pass
     return wire.Kind.EXCEPTION
@@ -43,7 +45,16 @@ def _text(exc: BaseException) -> str:
         return ""
 
 
+def _package(exc: ModuleNotFoundError) -> str:
+    """The top-level package a failed import named, when it is a plain dotted name."""
+    name = exc.name if isinstance(exc.name, str) else ""
+    top = name.split(".")[0]
+    return top if top.isidentifier() and len(top) <= 100 else ""
+
+
 def describe(exc: BaseException) -> str:
+    if kind(exc) is wire.Kind.MISSING:
+        return _package(exc)  # type: ignore[arg-type]
     if isinstance(exc, SystemExit):
         return f"sys.exit({_text(exc)[:100]})"
     text = _text(exc).strip().splitlines()
