@@ -25,7 +25,7 @@ import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_batch import GiB, Memory, build  # noqa: E402
+from bench_batch import GiB, Memory, build
 
 ROOT = Path(__file__).resolve().parents[1]
 CH5 = ROOT / "submissions" / "chapter5"

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_batch import build  # noqa: E402 - the same class of submissions as the local pool's benchmark
+from bench_batch import build
 
 
 def _rows(db: Path) -> int:

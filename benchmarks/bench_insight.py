@@ -37,12 +37,12 @@ SCORES = [
     "{s} = ({q}.unsqueeze(-2) * {k}.unsqueeze(-3)).sum(-1) / {q}.shape[-1] ** 0.5",
 ]
 MASKS = [
-    "{t} = {q}.size(-2)\n    {m} = torch.tril(torch.ones({t}, {t}, dtype=torch.bool, device={q}.device))\n"
-    "    {s} = {s}.masked_fill(~{m}, float('-inf'))",
-    "{m} = torch.ones({s}.shape[-2:], dtype=torch.bool, device={s}.device).triu(1)\n"
-    "    {s} = {s}.masked_fill({m}, -1e9)",
-    "{t} = {s}.shape[-1]\n    {m} = torch.arange({t}, device={s}.device)\n"
-    "    {s} = torch.where({m}[None, :] <= {m}[:, None], {s}, float('-inf'))",
+    ("{t} = {q}.size(-2)\n    {m} = torch.tril(torch.ones({t}, {t}, dtype=torch.bool, device={q}.device))\n"
+     "    {s} = {s}.masked_fill(~{m}, float('-inf'))"),
+    ("{m} = torch.ones({s}.shape[-2:], dtype=torch.bool, device={s}.device).triu(1)\n"
+     "    {s} = {s}.masked_fill({m}, -1e9)"),
+    ("{t} = {s}.shape[-1]\n    {m} = torch.arange({t}, device={s}.device)\n"
+     "    {s} = torch.where({m}[None, :] <= {m}[:, None], {s}, float('-inf'))"),
     "{m} = torch.full({s}.shape[-2:], float('-inf'), device={s}.device).triu(1)\n    {s} = {s} + {m}",
     "{s} = {s}.masked_fill(torch.ones_like({s}, dtype=torch.bool).triu(1), torch.finfo({s}.dtype).min)",
     "{t} = {q}.shape[-2]\n    for {i} in range({t}):\n        {s}[..., {i}, {i} + 1:] = float('-inf')",
@@ -73,12 +73,12 @@ EXTRA = [
     "print({q}.shape)",
 ]
 HELPERS = [
-    "def check_{name}():\n    x = torch.randn({a}, {b}, {c})\n    out, w = scaled_dot_product_attention(x, x, x)\n"
-    "    assert out.shape == x.shape\n    print('{word}', w.sum(-1))\n",
-    "def {name}(x, y={a}):\n    total = 0\n    for i in range(y):\n        total += (x * i).sum()\n"
-    "    return total / {b}\n",
-    "class {Name}:\n    def __init__(self, size={a}):\n        self.size = size\n        self.cache = {{}}\n\n"
-    "    def get(self, n):\n        return self.cache.setdefault(n, torch.zeros(n, self.size + {b}))\n",
+    ("def check_{name}():\n    x = torch.randn({a}, {b}, {c})\n    out, w = scaled_dot_product_attention(x, x, x)\n"
+     "    assert out.shape == x.shape\n    print('{word}', w.sum(-1))\n"),
+    ("def {name}(x, y={a}):\n    total = 0\n    for i in range(y):\n        total += (x * i).sum()\n"
+     "    return total / {b}\n"),
+    ("class {Name}:\n    def __init__(self, size={a}):\n        self.size = size\n        self.cache = {{}}\n\n"
+     "    def get(self, n):\n        return self.cache.setdefault(n, torch.zeros(n, self.size + {b}))\n"),
 ]
 WORDS = "alpha beta gamma delta query key value mask score weight out attn sim prob row col ctx mix".split()
 

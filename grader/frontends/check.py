@@ -44,7 +44,7 @@ class Style:
         return f"\033[{code}m{text}\033[0m" if self.on else text
 
     @classmethod
-    def for_stdout(cls) -> "Style":
+    def for_stdout(cls) -> Style:
         return cls(sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
 
 

@@ -57,7 +57,7 @@ def check_address(text: str) -> str:
     return text
 
 
-def connect(address: str) -> "Backend":
+def connect(address: str) -> Backend:
     try:
         import dask
         from distributed import Client, LocalCluster

@@ -11,8 +11,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from grader.insight.corpus import Source
 from grader.insight import winnow
+from grader.insight.corpus import Source
 from grader.insight.winnow import Prints
 
 SIMILAR = 0.5  # a pair sharing this share of the smaller one's fingerprints is listed

@@ -51,7 +51,7 @@ class Starter:
     kgrams: frozenset[int]
 
     @classmethod
-    def of(cls, tokens: list[Token]) -> "Starter":
+    def of(cls, tokens: list[Token]) -> Starter:
         return cls(frozenset(_by_line(tokens)), frozenset(kgrams([t.text for t in tokens])))
 
 

@@ -37,9 +37,9 @@ def markdown(grades: list[Grade], png: str | None = None, found: Findings | None
     lines = [
         "# Class summary",
         "",
-        f"{len(grades)} submissions, rubric {grades[0].rubric}, out of {points(top)}: "
-        f"mean {statistics.mean(scores):.1f}, median {points(statistics.median(scores))}, "
-        f"min {points(min(scores))}, max {points(max(scores))}, full marks {sum(s == top for s in scores)}.",
+        (f"{len(grades)} submissions, rubric {grades[0].rubric}, out of {points(top)}: "
+         f"mean {statistics.mean(scores):.1f}, median {points(statistics.median(scores))}, "
+         f"min {points(min(scores))}, max {points(max(scores))}, full marks {sum(s == top for s in scores)}."),
         "",
         "## Score distribution",
         "",

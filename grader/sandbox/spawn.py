@@ -13,8 +13,7 @@ import select
 import signal
 import socket
 import sys
-from multiprocessing import context as _context
-from multiprocessing import popen_forkserver, reduction, util
+from multiprocessing import context as _context, popen_forkserver, reduction, util
 
 _preload = ["grader.sandbox.worker.preload"]
 

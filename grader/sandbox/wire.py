@@ -74,7 +74,7 @@ def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytearra
             sock.settimeout(None)
         try:
             chunk = sock.recv(min(n - len(buf), 1 << 20))
-        except socket.timeout:
+        except TimeoutError:
             if callable(deadline):
                 continue  # asked again: time spent waiting for a CPU does not count
             raise Deadline() from None

@@ -13,7 +13,7 @@ class Reading:
     notebook_mode: str = "defs"  # a notebook: definitions only, or every cell in order
 
     @classmethod
-    def from_options(cls, get) -> "Reading":
+    def from_options(cls, get) -> Reading:
         """From parsed options: `get(name)` is `vars(args).get` for argparse, `config.getoption` for pytest."""
         return cls(defs_only=bool(get("defs_only")), notebook_mode=get("notebook_mode") or "defs")
 

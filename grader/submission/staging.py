@@ -53,7 +53,7 @@ class Caps:
     notebook_kb: int = 20480  # one notebook, its outputs included
 
     @classmethod
-    def of(cls, limits) -> "Caps":
+    def of(cls, limits) -> Caps:
         """A rubric's [limits] (sandbox.limits.Limits)."""
         return cls(limits.max_source_kb, limits.max_notebook_kb)
 

@@ -14,6 +14,7 @@ import time
 import xml.etree.ElementTree as ET
 
 import pytest
+
 from conftest import CH5_DIR, load_factor
 
 from grader.grading.rubric import load

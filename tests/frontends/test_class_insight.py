@@ -13,6 +13,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+
 from conftest import SUBMISSIONS
 from test_batch import files, grade
 

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from conftest import CH5_DIR, SUBMISSIONS
 from test_batch import BROKEN, _gone, _rows, files
 

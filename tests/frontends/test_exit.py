@@ -9,6 +9,7 @@ import sys
 import uuid
 
 import pytest
+
 from conftest import CH5_DIR
 
 

@@ -13,15 +13,16 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from conftest import CH5_DIR as CH5, ROOT
 
+from grader.exercises import EXERCISES
 from grader.frontends import check as selfcheck
+from grader.frontends.cli import main
 from grader.reports import text as report
 from grader.reports.gradescope import gradescope
-from grader.exercises import EXERCISES
 
 CATALOGUE = EXERCISES["chapter5"].catalogue
-from grader.frontends.cli import main
 
 CLI = str(Path(sys.executable).with_name("attention-grader"))
 SCREEN = 40

@@ -6,6 +6,7 @@ year's class are traced to their source and original work to none. The chapter5 
 import itertools
 
 import pytest
+
 from conftest import CH5_DIR, SUBMISSIONS
 
 from grader.insight import corpus, findings, similarity

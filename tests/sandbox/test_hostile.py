@@ -179,8 +179,8 @@ class Run:
 
 
 def _grade(path: Path, rubric, cwd: Path) -> Run:
-    from grader.sandbox import uids
     from grader.grading.engine import Grading
+    from grader.sandbox import uids
 
     slots: list[list] = []
     acquire, release = uids.acquire, uids.release
@@ -523,12 +523,12 @@ def scaled_dot_product_attention(q, k, v, causal=True):
 
 def test_worker_runs_under_its_own_uid_and_still_imports(tmp_path):
     """As root: a private view makes Python readable to the worker's uid even under /root (mode 700 here)."""
-    from grader.sandbox import fs_view, uids
-    from grader.submission import loader
+    from grader.exercises import EXERCISES
     from grader.grading.engine import environment
+    from grader.sandbox import fs_view, uids
     from grader.sandbox.client import Subject
     from grader.sandbox.limits import Limits
-    from grader.exercises import EXERCISES
+    from grader.submission import loader
 
     _require("uid")
     plan = fs_view.view_plan()

@@ -2,10 +2,10 @@
 
 import pytest
 
-from grader.submission.definitions import keep_definitions
-from grader.submission.reading import Reading
 from grader.exercises import EXERCISES
+from grader.submission.definitions import keep_definitions
 from grader.submission.loader import read
+from grader.submission.reading import Reading
 from grader.submission.source import LoadError, Source
 
 NAMES = EXERCISES["chapter5"].entry_points

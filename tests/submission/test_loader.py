@@ -4,8 +4,8 @@ import pytest
 
 from grader.exercises import EXERCISES
 from grader.submission.loader import read
-from grader.submission.source import LoadError
 from grader.submission.policy import violations
+from grader.submission.source import LoadError
 
 NAMES = EXERCISES["chapter5"].entry_points
 

@@ -10,8 +10,9 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from conftest import ROOT, load_factor
-from grader.grading import rubric
+
 from grader.exercises import EXERCISES
+from grader.grading import rubric
 from grader.grading.engine import Grading
 from grader.submission.loader import read
 from grader.submission.reading import Reading
@@ -181,10 +182,10 @@ def test_full_mode_endless_loop_times_out_defs_mode_does_not_run_it(tmp_path):
         ("hello", r"bad\.ipynb: not a notebook: invalid JSON"),
         ('{"name": "x", "version": 1}', r"bad\.ipynb: not a notebook: JSON without the 'nbformat'"),
         ("[1, 2]", r"bad\.ipynb: not a notebook: JSON without"),
-        ('{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [{"cell_type": "code", "sorce": "x", "metadata": {}, '
-         '"outputs": [], "execution_count": null, "id": "a"}]}', r"bad\.ipynb: not a valid notebook \(cell 1\): .*'sorce'"),
-        ('{"nbformat": 4, "nbformat_minor": 5, "metadata": {"kernelspec": {"name": "ir", "language": "R", '
-         '"display_name": "R"}}, "cells": []}', r"bad\.ipynb: a R notebook: only Python notebooks"),
+        (('{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [{"cell_type": "code", "sorce": "x", "metadata": {}, '
+          '"outputs": [], "execution_count": null, "id": "a"}]}'), r"bad\.ipynb: not a valid notebook \(cell 1\): .*'sorce'"),
+        (('{"nbformat": 4, "nbformat_minor": 5, "metadata": {"kernelspec": {"name": "ir", "language": "R", '
+          '"display_name": "R"}}, "cells": []}'), r"bad\.ipynb: a R notebook: only Python notebooks"),
     ],
 )
 def test_not_a_notebook_is_one_clear_line(tmp_path, text, message):

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import CH5_DIR, ROOT
+
 from grader.submission import staging
 from grader.submission.source import LoadError
 
