@@ -235,7 +235,7 @@ def steps_verdicts(rubric, grade) -> dict:
     from grader.reports.text import feedback, points
 
     mistakes = grade.mistakes()
-    policy = grade.outcomes[-1] if grade.outcomes and grade.outcomes[-1].id == POLICY else None
+    policy = grade.outcomes[-1] if grade.outcomes and grade.outcomes[-1].check == POLICY else None
     zeroed = policy is not None and policy.status is Status.FAILED and rubric.policy.on_violation == "zero"
     return {
         "checks": {o.id: {"title": o.title, "status": str(o.status), "points": points(o.max_points),

@@ -167,6 +167,9 @@ def limited_reaches(forms: list) -> list[list]:
 
 def build(rubric, rubric_file: Path, out: Path) -> Path:
     """Record the answers, assemble the files, write the wheel into `out`; its path."""
+    if rubric.parts:  # its book holds one exercise's answers
+        raise BuildError(f"a student build takes one exercise: build one per part of {rubric.name} "
+                         f"({', '.join(f'--rubric {p.exercise}' for p in rubric.parts.values())})")
     from grader.sandbox import spawn
 
     spawn.warm_up()

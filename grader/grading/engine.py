@@ -57,6 +57,10 @@ def replay_command(path: str | Path, rubric: str, check_id: str, reading: Readin
 
 
 class Grading:
+    def __new__(cls, path, rubric: Rubric, **kw):
+        # a rubric in parts grades each part on its own: every front end takes one Grading either way
+        return super().__new__(Parts if rubric.parts and cls is Grading else cls)
+
     def __init__(self, path: str | Path, rubric: Rubric, *, device: str = "cpu", reading: Reading = Reading(),
                  planned: bool = True, build: builds.Teacher | None = None, staged: staging.Staged | None = None,
                  draws: drawing.Draws | None = None):
@@ -303,3 +307,54 @@ def record_plan(rubric: Rubric, draws: drawing.Draws) -> dict[str, list]:
     grading.recorded = {}
     grade = grading.finish()
     return {o.id: grading.recorded[o.id] for o in grade.outcomes if o.status is Status.PASSED and o.id in grading.recorded}
+
+
+class Parts(Grading):
+    """A rubric in parts (CS336: SDPA and the layer): each part a Grading of its own on the same submission, one
+    after the other; one grade, the parts' check ids and titles prefixed by the part's name."""
+
+    def __init__(self, path: str | Path, rubric: Rubric, *, reading: Reading = Reading(), **kw):
+        self.path, self.rubric, self.reading = Path(path), rubric, reading
+        self.parts = {name: Grading(path, part, reading=reading, **kw) for name, part in rubric.parts.items()}
+        self.outcomes: dict[str, Outcome] = {}
+
+    def outcome(self, cid: str) -> Outcome:
+        if cid not in self.outcomes:
+            name, _, inner = cid.partition(".")
+            self.outcomes[cid] = self._prefixed(name, self.parts[name].outcome(inner))
+        return self.outcomes[cid]
+
+    def _prefixed(self, name: str, o: Outcome) -> Outcome:
+        cid = f"{name}.{o.id}"
+        replay = replay_command(self.path, self.rubric.origin, cid, self.reading) if o.replay else ""
+        return replace(o, id=cid, title=f"{name}: {o.title}", replay=replay)
+
+    def finish(self) -> Grade:
+        for g in self.parts.values():
+            g.finish()
+        return self.summary()
+
+    def diagnose(self) -> None:
+        for g in self.parts.values():
+            g.diagnose()
+
+    def close(self) -> None:
+        for g in self.parts.values():
+            g.close()
+
+    def summary(self) -> Grade:
+        grades = {name: g.summary() for name, g in self.parts.items()}
+        first = next(iter(grades.values()))
+        said = lambda name, lines: [f"{name}: {line}" for line in lines]  # noqa: E731
+        return replace(
+            first,
+            rubric=self.rubric.name,
+            outcomes=[self._prefixed(name, o) for name, g in grades.items() for o in g.outcomes],
+            score=round(sum(g.score for g in grades.values()), 4),
+            max_score=self.rubric.max_score,
+            skipped_code=list(dict.fromkeys(c for g in grades.values() for c in g.skipped_code)),
+            notes=[n for name, g in grades.items() for n in said(name, g.notes)],
+            output="".join(g.output for g in grades.values()),
+            diagnosis=[d for g in grades.values() for d in g.diagnosis],
+            behaviour=":".join(g.behaviour for g in grades.values() if g.behaviour),
+        )

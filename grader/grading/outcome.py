@@ -60,6 +60,11 @@ class Outcome:
     failure: Failure | None = None  # set when failed
     case: Case | None = field(default=None, compare=False, repr=False)  # the failing inputs, for the feedback's pictures
 
+    @property
+    def check(self) -> str:
+        """The check's own id, without the part it belongs to in a rubric in parts ("sdpa.loads" -> "loads")."""
+        return self.id.rpartition(".")[2]
+
     def __post_init__(self):  # a stored grade comes back as plain strings
         self.status = Status(self.status)
         self.failure = Failure(self.failure) if self.failure else None
@@ -93,8 +98,8 @@ class Grade:
 
     def problems(self) -> str:
         """Why the submission could not be graded in full: it did not load, or a worker timed out or died."""
-        loads = next((o for o in self.outcomes if o.id == LOADS), None)
-        if loads is not None and loads.status is Status.FAILED:
-            return "loads failed: " + loads.message.splitlines()[0]
+        loads = next((o for o in self.outcomes if o.check == LOADS and o.status is Status.FAILED), None)
+        if loads is not None:  # a rubric in parts: the part's ("masked.loads failed: ...")
+            return f"{loads.id} failed: " + loads.message.splitlines()[0]
         lost = [o for o in self.outcomes if o.failure is not None and o.failure.errored]
         return "; ".join(f"{o.id}: {o.message.splitlines()[0]}" for o in lost)

@@ -62,6 +62,7 @@ class Rubric(_Strict):
     policy: Policy = Policy()
     conventions: dict[str, str] = {}  # the exercise's own conventions (sdpa_mask's mask and fully masked rows)
     packages: list[str] = []  # pip requirements student code may import (einops): every bundle installs them
+    parts: dict[str, Rubric] = {}  # a rubric in parts: each graded on its own, its checks here as "part.check"
     checks: dict[str, CheckSpec]
     _origin: str = PrivateAttr(default="")  # the NAME|FILE it was loaded from, for commands that load it again
 
@@ -90,6 +91,9 @@ class Rubric(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self):
+        if self.parts:  # each part was checked on its own; here only how their checks add up
+            self.order()
+            return self
         options = EXERCISES[self.exercise].options
         for name, value in self.conventions.items():
             if name not in options:
@@ -162,16 +166,64 @@ def load(name_or_path: str) -> Rubric:
         raise RubricError(f"rubric {path}: {e.strerror}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise RubricError(f"rubric {path}: not valid TOML: {e}") from None
+    rubric = _in_parts(path, data) if "parts" in data else _validated(path, data)
+    rubric._origin = name_or_path
+    return rubric
+
+
+def _validated(path: Path, data: dict, where: str = "") -> Rubric:
     try:
-        rubric = Rubric.model_validate(data)
+        return Rubric.model_validate(data)
     except ValidationError as e:
         err = e.errors()[0]
         loc = ".".join(str(p) for p in err["loc"])
-        msg = err["msg"].removeprefix("Value error, ")
+        msg = err["msg"].removeprefix("Value error, ")  # a whole-rubric error names its field in the message
         more = f" (and {len(e.errors()) - 1} more)" if len(e.errors()) > 1 else ""
-        raise RubricError(f"rubric {path}: {loc + ': ' if loc else ''}{msg}{more}") from None
-    rubric._origin = name_or_path
-    return rubric
+        raise RubricError(f"rubric {path}: {where}{loc + ': ' if loc else ''}{msg}{more}") from None
+
+
+PART_FIELDS = {"name", "title", "parts"}  # what a rubric in parts says itself; the rest is each part's
+
+
+def _in_parts(path: Path, data: dict) -> Rubric:
+    """A rubric whose `[parts.NAME]` each name a rubric (bundled, or a file beside this one) and what differs from
+    it (entry_points, conventions, hypothesis, limits, packages; `checks.ID` fields merged into that check's, or
+    `checks.ID = false` to leave it out)."""
+    extra = sorted(set(data) - PART_FIELDS)
+    if extra:
+        raise RubricError(f"rubric {path}: {extra[0]}: a rubric in parts sets it in each part ([parts.NAME])")
+    parts = data["parts"]
+    if not isinstance(parts, dict) or not parts:
+        raise RubricError(f"rubric {path}: parts: expected [parts.NAME] tables, each with a rubric")
+    found: dict[str, dict] = {}
+    for name, spec in parts.items():
+        if not name.isidentifier():
+            raise RubricError(f"rubric {path}: parts.{name}: a part's name is a word (letters, digits, _)")
+        if not isinstance(spec, dict) or not isinstance(spec.get("rubric"), str):
+            raise RubricError(f"rubric {path}: parts.{name}.rubric: required, a bundled rubric's name or a file")
+        beside = path.parent / spec["rubric"]
+        base = load(str(beside) if beside.suffix == ".toml" else spec["rubric"]).model_dump()
+        over = {k: v for k, v in spec.items() if k != "rubric"}
+        checks = dict(base.pop("checks"))
+        for cid, change in (over.pop("checks", None) or {}).items():
+            if change is False:  # `checks.ID = false`: the part leaves that check out
+                checks.pop(cid, None)
+            elif isinstance(change, dict):
+                checks[cid] = {**checks.get(cid, {}), **change}
+            else:
+                raise RubricError(f"rubric {path}: parts.{name}.checks.{cid}: expected a table, or false to leave it out")
+        merged = {**base, **over, "checks": checks, "name": f"{data.get('name', path.stem)}.{name}"}
+        found[name] = _validated(path, merged, f"parts.{name}.").model_dump()
+    first = next(iter(found.values()))
+    whole = {
+        "name": data.get("name", path.stem), "title": data.get("title", ""), "exercise": first["exercise"],
+        "limits": {**first["limits"], "total_timeout": sum(part["limits"]["total_timeout"] for part in found.values())},
+        "packages": sorted({p for part in found.values() for p in part["packages"]}),
+        "checks": {f"{p}.{cid}": {**spec, "depends": [f"{p}.{d}" for d in spec["depends"]]}
+                   for p, part in found.items() for cid, spec in part["checks"].items()},
+        "parts": found,
+    }
+    return _validated(path, whole)
 
 
 def content_hash(rubric: Rubric) -> str:

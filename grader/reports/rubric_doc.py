@@ -22,6 +22,8 @@ rubric is a copy of one of these files with other points, visibility, limits or 
 
 
 def rows(rubric: Rubric) -> list[list[str]]:
+    if rubric.parts:  # a rubric in parts: each part's rows, their ids prefixed as the grade shows them
+        return [[f"`{name}.{c.strip('`')}`", *rest] for name, part in rubric.parts.items() for c, *rest in rows(part)]
     catalogue = {**BUILTIN, **EXERCISES[rubric.exercise].catalogue}
     return [[f"`{cid}`", points(spec.points), spec.visibility, catalogue[cid].title] for cid, spec in rubric.checks.items()]
 
@@ -46,9 +48,11 @@ def contract(rubric: Rubric) -> str:
 
 def markdown(rubric: Rubric, toml: str) -> str:
     table = tabulate(rows(rubric), headers=["check", "points", "visibility", "property"], tablefmt="github")
+    said = [f"Part `{name}`: exercise `{part.exercise}`, entry points {', '.join(f'`{n}`' for n in part.names)}."
+            for name, part in rubric.parts.items()] or [
+        f"Exercise `{rubric.exercise}`, entry points {', '.join(f'`{n}`' for n in rubric.names)}.", contract(rubric)]
     parts = [f"## {rubric.title or rubric.name} (`--rubric {rubric.name}`, {points(rubric.max_score)} points)",
-             f"Exercise `{rubric.exercise}`, entry points {', '.join(f'`{n}`' for n in rubric.names)}.",
-             contract(rubric), comments(toml), table]
+             *said, comments(toml), table]
     return "\n\n".join(p for p in parts if p) + "\n"
 
 

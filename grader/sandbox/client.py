@@ -76,6 +76,17 @@ def _exit_reason(code: int | None, limits: Limits) -> str:
 _live: set[int] = set()  # this process's running workers; any other child of the fork server is an orphan
 
 
+def _as_installed(root: str) -> None:
+    """Each package at the folder's top as if pip had installed it: course handouts read their own version
+    (CS336's `importlib.metadata.version("cs336_basics")`), which a folder on sys.path alone does not have."""
+    for name in sorted(os.listdir(root)):
+        if name.isidentifier() and os.path.isfile(os.path.join(root, name, "__init__.py")):
+            info = os.path.join(root, f"{name}-0.0.0.dist-info")
+            os.makedirs(info, exist_ok=True)
+            with open(os.path.join(info, "METADATA"), "w", encoding="utf-8") as f:
+                f.write(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.0.0\n")
+
+
 @dataclass
 class Subject:
     source: Source
@@ -150,6 +161,7 @@ class Subject:
         shutil.copytree(self.source.folder, dest, ignore=lambda d, names: [
             n for n in names if n.startswith(".") or n == "__pycache__" or (os.path.isfile(os.path.join(d, n)) and not n.endswith(".py"))
         ])
+        _as_installed(dest)
         return dest
 
     def load(self) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,8 +45,12 @@ def module_name(path: Path) -> str:
 @functools.lru_cache(maxsize=2)
 def tree(code: str) -> ast.Module:
     """The code's syntax tree, parsed once for the loader and the policy (a large file costs seconds a parse).
-    Read it, never change it: it is shared."""
-    return ast.parse(code)
+    Read it, never change it: it is shared. The student's own warnings (an invalid escape in a docstring) are
+    theirs, not the grader's output."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return ast.parse(code)
 
 
 def parse(source: Source) -> ast.Module:

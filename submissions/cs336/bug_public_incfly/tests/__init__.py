@@ -1,0 +1,3 @@
+# BUG (public folder): incfly/assignment1-basics @ 44054a77500aac617c10c23161cddd1a9924e40a, tests/__init__.py, copied
+# with nothing changed (MIT, the repository's LICENSE, Copyright 2025 Stanford University). The folder keeps only what
+# the attention adapters import.

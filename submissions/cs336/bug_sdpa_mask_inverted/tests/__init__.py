@@ -1,0 +1,1 @@
+# (empty in the handout; makes tests/ a package so that tests.adapters imports)
