@@ -165,7 +165,7 @@ def build(rubric, rubric_file: Path, out: Path, *, build_dir: Path) -> Path:
     ids = steps(rubric)
     names = rubric.names
     later = [cid for cid in rubric.order() if cid not in ids]
-    files = {
+    files: dict[str, str | bytes] = {
         "README.md": TEACHER.format(rubric=rubric.name, entry=names[0], steps=len(ids),
                                     points=f"{sum(int(rubric.checks[c].points) for c in ids)} of {int(rubric.max_score)}",
                                     later=", ".join(later) or "nothing"),

@@ -21,7 +21,7 @@ def parser() -> argparse.ArgumentParser:
     p = _Parser(prog="attention-grader", description="Grade implementations of causal self-attention.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name, module in COMMANDS.items():
-        module.add_arguments(sub.add_parser(name, help=module.__doc__.splitlines()[0], description=module.__doc__))
+        module.add_arguments(sub.add_parser(name, help=(module.__doc__ or "").splitlines()[0], description=module.__doc__))
     return p
 
 

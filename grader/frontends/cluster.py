@@ -23,8 +23,12 @@ import sys
 import tarfile
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grader.reports.files import write_atomic
+
+if TYPE_CHECKING:
+    from grader.submission.staging import Staged
 
 DASK_MISSING = "needs Dask: pip install 'attention-grader[dask]'"
 CONNECT_TIMEOUT = "10s"  # an unreachable scheduler is one line after this long, not a hang
@@ -110,7 +114,7 @@ class Backend:
     def threads(self) -> int:
         return sum(self.client.nthreads().values())
 
-    def grade_all(self, todo: list[tuple[str, object, str]], rubric, loading: dict, draws, key: str, out: Path,
+    def grade_all(self, todo: list[tuple[str, Staged, str]], rubric, loading: dict, draws, key: str, out: Path,
                   save, progress) -> dict[str, str]:
         """As pool.LocalPool.grade_all, on the cluster: `save(name, hash, grade dict)` each grade as it arrives, after its
         feedback pages are written; `progress.step` after each. Returns name -> why for submissions that could
@@ -256,7 +260,7 @@ class _Graders:
     """Warm grader processes of this Dask worker, one per task running at once, kept for the next tasks: torch
     is imported once per worker thread, not once per submission."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.idle: queue.SimpleQueue = queue.SimpleQueue()
 
     def run(self, req: dict, rubric_json: str, origin: str) -> dict:

@@ -121,6 +121,8 @@ def grade_one(staged, folder: str, loading: dict, draws, rubric=None) -> str:
     from grader.reports import feedback_page
     from grader.submission.reading import Reading
 
-    grade = Grading(staged.shown, rubric or _rubric, reading=Reading(**loading), staged=staged, draws=draws).finish()
+    rubric = rubric or _rubric
+    assert rubric is not None, "the rubric is an argument, or warm_up's in a grader process"
+    grade = Grading(staged.shown, rubric, reading=Reading(**loading), staged=staged, draws=draws).finish()
     feedback_page.write(grade, folder)
     return json.dumps(grade.as_dict())

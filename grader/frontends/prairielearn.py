@@ -194,7 +194,7 @@ def build(rubric, rubric_file: Path, out: Path, *, build_dir: Path) -> Path:
     whl = wheel.write(build_dir, wheel.package_files())
     last_ditch = json.dumps(not_gradable(COULD_NOT), sort_keys=True)  # inside '...' in grade.sh
     assert "'" not in last_ditch
-    files = {
+    files: dict[str, str | bytes] = {
         "Dockerfile": DOCKERFILE.format(rubric=rubric.name, python=platforms.python_version(), rubric_file=RUBRIC,
                                         wheel=whl.name, app=APP),
         "setup.sh": setup_script(rubric, whl.name),

@@ -80,6 +80,7 @@ def run(args) -> int:
     case = o.case
     if case is not None:
         print("\nThe inputs (paste them into Python to try your function yourself):")
+        assert grading.subject is not None  # loaded: the check ran
         print("\n".join(["import torch"] + inputs(case, grading.subject.entry)))
         if case.weights is not None and case.expected is not None:
             where = heatmap.worst(case)

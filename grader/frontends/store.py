@@ -69,7 +69,7 @@ class Store:
 
     def grades(self, names: list[str]) -> list[Grade]:
         """The stored grades of these submissions, in the order given."""
-        found = {}
+        found: dict[str, str] = {}
         for i in range(0, len(names), 500):  # SQLite's limit on bound parameters
             chunk = names[i:i + 500]
             marks = ",".join("?" * len(chunk))

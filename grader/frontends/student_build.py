@@ -85,7 +85,9 @@ def student_files(rubric, rubric_file: Path) -> dict[str, bytes]:
         fn = catalogue[cid].run
         p = _module_path(fn.__module__)
         node = next(n for n in ast.parse(text[p]).body if isinstance(n, ast.FunctionDef) and n.name == fn.__name__)
-        decorator = ast.unparse(node.decorator_list[0].func)  # shared(...) or own(...): registers the stub the same way
+        call = node.decorator_list[0]
+        assert isinstance(call, ast.Call), f"{fn.__name__}: a check is registered by a call, shared(...) or own(...)"
+        decorator = ast.unparse(call.func)  # shared(...) or own(...): registers the stub the same way
         text[p] = cut(text[p], fn.__name__, _HIDDEN.format(decorator=decorator, cid=cid, title=catalogue[cid].title), p)
     init = "grader/grading/__init__.py"
     text[init], n = re.subn(r"^DEFAULT_RUBRIC = .*$", f"DEFAULT_RUBRIC = {rubric.name!r}  # this student build's rubric",
@@ -104,7 +106,9 @@ def reference_submission(rubric, folder: Path) -> Path:
     if found is None:
         raise BuildError(f"exercise {rubric.exercise}: its reference() names no grader.reference module")
     module, function = found.groups()
-    code = Path(importlib.import_module(f"grader.reference.{module}").__file__).read_text()
+    reference = importlib.import_module(f"grader.reference.{module}").__file__
+    assert reference is not None  # a module of a package on disk
+    code = Path(reference).read_text()
     code += "".join(f"\n{name} = {function}\n" for name in rubric.names if name != function)
     path = folder / f"reference_{module}.py"
     path.write_text(code)
@@ -114,12 +118,10 @@ def reference_submission(rubric, folder: Path) -> Path:
 def record(rubric, folder: Path):
     """The known answers: the rubric's visible checks run on the reference, every answer it gave kept, under the
     build's own draws (checks.draws): none of them is an example of the teacher's grading."""
-    from grader.checks import draws as drawing
-    from grader.checks import known_answers
+    from grader.checks import draws as drawing, known_answers
     from grader.checks.reach import Reach
     from grader.exercises import EXERCISES
-    from grader.grading import diagnosis
-    from grader.grading import build as builds
+    from grader.grading import build as builds, diagnosis
     from grader.grading.engine import Grading
     from grader.grading.outcome import Status
 

@@ -11,6 +11,7 @@ import base64
 import hashlib
 import re
 import zipfile
+from collections.abc import Sequence
 from importlib import metadata, resources
 from pathlib import Path
 
@@ -58,7 +59,7 @@ def _hash(data: bytes) -> str:
 
 
 def write(folder: str | Path, files: dict[str, bytes], *, local: str = "", summary: str | None = None,
-          requires: list[str] = ()) -> Path:
+          requires: Sequence[str] = ()) -> Path:
     """Write `files` (wheel path -> bytes) as the grader's wheel into `folder`, under the installed version plus
     a local label (`0.2.0+student.chapter5`); its scripts and pytest plugin are those of the installed grader, its
     requirements the grader's and `requires` (the packages a rubric lets student code import)."""

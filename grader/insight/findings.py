@@ -3,6 +3,7 @@ the similar pairs, trace each submission to a public source or a teacher's folde
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,7 +21,7 @@ class Findings:
     sources: list[corpus.Source] = field(default_factory=list)  # what the traces were looked for in
 
 
-def examine(subs: dict[str, Path], grades: list[Grade], starters: list[Path] = (), compare_with: list[Path] = (),
+def examine(subs: dict[str, Path], grades: list[Grade], starters: Sequence[Path] = (), compare_with: Sequence[Path] = (),
             reading: Reading = Reading()) -> Findings:
     read = {name: t for name, t in texts.read_all(subs, reading).items() if t is not None}
     given = texts.read_all({f"starter {i}": path for i, path in enumerate(starters)}, reading)

@@ -15,6 +15,7 @@ import io
 import keyword
 import tokenize
 from dataclasses import dataclass
+from typing import Any
 
 NAME, STRING = "V", "S"
 _SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING,
@@ -128,10 +129,13 @@ def _chosen_by_tokens(code: str) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(names), frozenset(attrs)
 
 
-def _is_register_buffer(call: ast.Call) -> bool:
+def _registered(call: ast.Call) -> str | None:
+    """The attribute a `register_buffer("bias", ...)` call assigns (self.bias); None for any other call."""
     f = call.func
-    return (isinstance(f, ast.Attribute) and f.attr in ("register_buffer", "register_parameter") and call.args
-            and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str))
+    if (isinstance(f, ast.Attribute) and f.attr in ("register_buffer", "register_parameter") and call.args
+            and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str)):
+        return call.args[0].value
+    return None
 
 
 def _analysed(tree: ast.AST, code: str):
@@ -149,16 +153,17 @@ def _analysed(tree: ast.AST, code: str):
         text = lines[line - 1] if 0 < line <= len(lines) else ""
         return col if text.isascii() else len(text.encode()[:col].decode(errors="ignore"))
 
-    def start(node: ast.AST) -> tuple[int, int]:
+    # a node with a position (a statement, expression, argument, keyword...): ast.AST itself declares none
+    def start(node: Any) -> tuple[int, int]:
         return node.lineno, char(node.lineno, node.col_offset)
 
-    def end(node: ast.AST) -> tuple[int, int]:
+    def end(node: Any) -> tuple[int, int]:
         return node.end_lineno, char(node.end_lineno, node.end_col_offset)
 
     names: set[str] = set()
     attrs: set[str] = set()
     spans = []
-    keywords = set()
+    keywords: set[tuple[int, int]] = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             names.add(node.name)
@@ -182,8 +187,8 @@ def _analysed(tree: ast.AST, code: str):
             attrs.add(node.attr)
         elif isinstance(node, ast.Call):
             keywords.update(start(k) for k in node.keywords if k.arg)
-            if _is_register_buffer(node):
-                attrs.add(node.args[0].value)  # register_buffer("bias", ...) assigns self.bias
+            if (registered := _registered(node)) is not None:
+                attrs.add(registered)  # register_buffer("bias", ...) assigns self.bias
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             spans.append((start(node), end(node)))
         elif isinstance(node, ast.AnnAssign) and node.simple and node.value is not None:

@@ -87,8 +87,8 @@ def _gradebook(grades: list[Grade], check_ids: list[str], found: Findings) -> st
             flags.setdefault(me, []).append(f"<a href='#pair-{n}'>similar to {e(other)}</a>")
     for t in found.traces:
         flags.setdefault(t.submission, []).append("<a href='#provenance'>traced</a>")
-    for n, t in enumerate(found.twins, 1):
-        for m in t.members:
+    for n, group in enumerate(found.twins, 1):
+        for m in group.members:
             flags.setdefault(m, []).append(f"<a href='#twins'>twin {n}</a>")
     rows = []
     for g in grades:

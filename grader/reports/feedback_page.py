@@ -56,7 +56,8 @@ def fragment(grade: Grade, png: bytes | None = None, picture: Outcome | None = N
     image = ""
     if png is not None:
         data = base64.b64encode(png).decode("ascii")
-        image = (f"<h2>The smallest failing case ({e(picture.id)})</h2>"
+        named = f" ({e(picture.id)})" if picture is not None else ""
+        image = (f"<h2>The smallest failing case{named}</h2>"
                  f"<img alt='your weights beside the reference&#39;s' src='data:image/png;base64,{data}'>")
     details = "".join(f"<h2><code>{e(o.id)}</code>: {e(o.title)}</h2><pre>{e(text)}</pre>" for o, text in failed)
     body = (f"<h1>{e(_title(grade))}</h1>{''.join(f'<p>{e(h)}</p>' for h in head)}<table>{rows}</table>{image}{details}"

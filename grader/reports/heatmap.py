@@ -21,8 +21,13 @@ def pictured(grade: Grade) -> Outcome | None:
         return c is not None and c.weights is not None and c.expected is not None and not torch.allclose(
             c.weights.double(), c.expected.double(), rtol=1e-4, atol=1e-6, equal_nan=True)
 
+    def size(o: Outcome) -> tuple[bool, int, int]:
+        assert o.case is not None and o.case.weights is not None  # differs(o)
+        w = o.case.weights
+        return w.shape[-1] < 2, w.shape[-1], w.numel()
+
     shown = [o for o in grade.outcomes if o.status is Status.FAILED and reveals(o) and differs(o)]
-    return min(shown, key=lambda o: (o.case.weights.shape[-1] < 2, o.case.weights.shape[-1], o.case.weights.numel()), default=None)
+    return min(shown, key=size, default=None)
 
 
 def worst(case) -> tuple[int, ...]:
@@ -45,6 +50,7 @@ def heatmap(o: Outcome, exercise: str) -> bytes:
     from matplotlib.patches import Rectangle
 
     case = o.case
+    assert case is not None and case.weights is not None and case.expected is not None  # pictured(grade)
     where = worst(case)
     rows, t = case.weights.shape[-2:]  # fewer queries than keys after a KV cache's past
     ex = EXERCISES[exercise]

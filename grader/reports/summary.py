@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import statistics
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 from grader.grading.diagnosis import UNRECOGNISED
@@ -98,7 +99,7 @@ def _top(counter: Counter, n: int = 10) -> list[tuple[str, int]]:
     return sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
 
 
-def _table(headers: list[str], rows: list[tuple[str, str]]) -> list[str]:
+def _table(headers: list[str], rows: Sequence[tuple[str, ...]]) -> list[str]:
     if not rows:
         return []
     return [f"| {' | '.join(headers)} |", "|" + "---|" * len(headers)] + [f"| {' | '.join(r)} |" for r in rows]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from tabulate import tabulate
 
 from grader.grading.outcome import Failure, Grade, Outcome, Status
@@ -36,7 +38,7 @@ def table(grade: Grade) -> str:
     return f"{body}\n\nTotal: {points(grade.score)}/{points(grade.max_score)}"
 
 
-def feedback(o: Outcome, mistakes: list[str] = ()) -> str:
+def feedback(o: Outcome, mistakes: Sequence[str] = ()) -> str:
     """The text a student sees for one check: the counterexample, the diagnosed mistakes in words (a grade-wide
     finding, Grade.mistakes), the check's usual cause, a hint, and the command that replays the case."""
     if not reveals(o):

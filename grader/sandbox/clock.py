@@ -57,8 +57,12 @@ class RunClock:
         self.pidfd = os.dup(pidfd) if pidfd is not None else None  # its own: the worker may be closed meanwhile
         self.start = time.monotonic()
         self.last: tuple[dict[int, tuple[int, int]], float] = ({}, 0.0)
-        recent = since is not None and self.start - since[0] < REUSE
-        self.first, self.counted = (since[1], since[2]) if recent else (self._look(), 0.0)
+        self.first: tuple[dict[int, tuple[int, int]], float]
+        self.counted: float
+        if since is not None and self.start - since[0] < REUSE:  # recent
+            self.first, self.counted = since[1], since[2]
+        else:
+            self.first, self.counted = self._look(), 0.0
         self.last = self.first
 
     def _look(self) -> tuple[dict[int, tuple[int, int]], float]:

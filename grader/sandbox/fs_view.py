@@ -38,7 +38,10 @@ def _blocker(path: str, covered: list[str]) -> tuple[str, str] | None:
             first = first or d
             if d in covered or not os.stat(d).st_mode & stat.S_IXOTH:
                 last = os.sep.join(parts[: i + 1])
-    return (first, last) if first else None
+    if not first:
+        return None
+    assert last is not None  # set with first: what covers first is itself on the way, or first is not traversable
+    return first, last
 
 
 def _readable(roots: list[str], hidden: list[str]) -> list[str]:
@@ -77,7 +80,8 @@ def view_plan() -> dict:
     """What the worker's `walls.namespaces.private_view` mounts and `walls.landlock` allows: computed here once,
     from stat alone."""
     scratch = [d for d in ("/tmp", "/var/tmp", "/dev/shm") if os.path.isdir(d) and os.stat(d).st_mode & stat.S_IWOTH]
-    cover, expose = [], []
+    cover: list[str] = []
+    expose: list[str] = []
     for path in python_paths():
         found = _blocker(path, scratch + cover)
         if found:
@@ -92,4 +96,6 @@ def view_plan() -> dict:
 
 
 def torch_dir() -> str:
-    return os.path.dirname(find_spec("torch").origin)
+    spec = find_spec("torch")
+    assert spec is not None and spec.origin is not None, "the grader runs with torch installed"
+    return os.path.dirname(spec.origin)

@@ -14,6 +14,7 @@ import signal
 import socket
 import sys
 from multiprocessing import context as _context, popen_forkserver, reduction, util
+from typing import Any
 
 _preload = ["grader.sandbox.worker.preload"]
 
@@ -102,11 +103,16 @@ def _clean() -> bool:
     return True
 
 
+def _server() -> Any:
+    """multiprocessing's own fork server client: typed Any, since the attributes used here are private ones typeshed does not know."""
+    return multiprocessing.forkserver._forkserver
+
+
 def _fork_here() -> bool:
     """Start the fork server as a fork of this process, once torch is imported here: the server, its workers and
     this process then share torch's pages. Only from a process that is `_clean`; otherwise (False) the caller
     starts a fresh interpreter as multiprocessing does."""
-    server = multiprocessing.forkserver._forkserver
+    server = _server()
     if server._forkserver_pid is not None or not _clean():
         return False
     import torch  # noqa: F401
@@ -136,7 +142,7 @@ def _listening() -> tuple[socket.socket, str]:
     from multiprocessing import connection
 
     listener = socket.socket(socket.AF_UNIX)
-    address = connection.arbitrary_address("AF_UNIX")
+    address = connection.arbitrary_address("AF_UNIX")  # type: ignore[attr-defined]
     listener.bind(address)
     if not util.is_abstract_socket_namespace(address):
         os.chmod(address, 0o600)
@@ -149,7 +155,7 @@ def _serve_forks(listener: int, alive_r: int) -> None:
     dropped, as an exec would (and Python's start-up after it) drop them."""
     try:
         atexit._clear()
-        util._finalizer_registry.clear()
+        util._finalizer_registry.clear()  # type: ignore[attr-defined]
         for sig in signal.valid_signals():
             if callable(signal.getsignal(sig)):
                 signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL)
@@ -195,7 +201,7 @@ def own_server() -> None:
     which it may neither use (that server's workers report to the parent) nor stop. When that one is a warm fork
     (`_fork_here`, from a clean batch command), this process's own is a fork of it, asked of it as a worker is:
     torch, the meta kernels and their pages shared, started in milliseconds. Otherwise warm_up starts one."""
-    server = multiprocessing.forkserver._forkserver
+    server = _server()
     own = None
     if server._forkserver_pid in _warm:
         _adopted.add(server._forkserver_pid)
@@ -206,8 +212,9 @@ def own_server() -> None:
                 proc = _WorkerProcess(target=_serve_inherited, daemon=True)
                 proc.fds = [listener.fileno(), alive_r]
                 proc.start()
+                assert proc.pid is not None  # started
                 own = (address, alive_w, proc.pid)
-            multiprocessing.process._children.discard(proc)  # stopped by stop_server, not joined at exit
+            multiprocessing.process._children.discard(proc)  # type: ignore[attr-defined]  # stopped by stop_server, not joined at exit
         except (OSError, EOFError):  # the batch command's server is gone: a fresh interpreter, as anywhere else
             os.close(alive_w)
         finally:
@@ -221,12 +228,14 @@ def own_server() -> None:
 
 
 def _serve_inherited() -> None:
-    _serve_forks(*multiprocessing.forkserver.get_inherited_fds())
+    fds = multiprocessing.forkserver.get_inherited_fds()
+    assert fds is not None, "started as a _WorkerProcess, with its fds"
+    _serve_forks(*fds)
 
 
 def forget_server() -> None:
     """Drop (without stopping it) the fork server this process knows of: its parent's, or one that died."""
-    server = multiprocessing.forkserver._forkserver  # private, like server_pid: no public way to reset it
+    server = _server()  # private, like server_pid: no public way to reset it
     if server._forkserver_alive_fd is not None:
         os.close(server._forkserver_alive_fd)  # our copy only: the parent's keeps its server alive
     server._forkserver_pid = server._forkserver_address = server._forkserver_alive_fd = None
@@ -236,15 +245,15 @@ def forget_server() -> None:
 
 
 def server_pid() -> int | None:
-    return getattr(multiprocessing.forkserver._forkserver, "_forkserver_pid", None)  # no public accessor
+    return getattr(_server(), "_forkserver_pid", None)  # no public accessor
 
 
 def stop_server() -> None:
     """End the fork server with this process: left alone it would outlive the command, still importing torch
     or waiting to notice that its parent is gone."""
     pid = server_pid()
-    fd = _server_fd.pop(pid, None)
-    if fd is None:  # never started here, or already stopped: its pid may be another process's by now
+    fd = _server_fd.pop(pid, None) if pid is not None else None
+    if pid is None or fd is None:  # never started here, or already stopped: its pid may be another process's by now
         return
     try:
         signal.pidfd_send_signal(fd, signal.SIGKILL)
@@ -255,7 +264,7 @@ def stop_server() -> None:
         os.close(fd)
 
 
-def start(sock, out_path: str, limits: dict) -> multiprocessing.Process:
+def start(sock, out_path: str, limits: dict) -> _context.ForkServerProcess:
     """A worker forked from the fork server, serving frames on `sock`."""
     context()
     proc = _WorkerProcess(target=run, args=(sock, out_path, limits), daemon=True)
@@ -297,8 +306,8 @@ def _connect(fds: list[int]) -> tuple[int, int]:
     ensure_running (a waitpid) cannot check: (sentinel, the pipe the process object is written to)."""
     if not _adopted_alive():
         return multiprocessing.forkserver.connect_to_new_process(fds)
-    server = multiprocessing.forkserver._forkserver
-    adopted = _Adopted()
+    server = _server()
+    adopted: Any = _Adopted()  # given the server's private address and fd
     adopted._forkserver_address, adopted._forkserver_alive_fd = server._forkserver_address, server._forkserver_alive_fd
     try:
         return adopted.connect_to_new_process(fds)
@@ -317,6 +326,8 @@ class _Adopted(multiprocessing.forkserver.ForkServer):
 
 
 class _WorkerProcess(_context.ForkServerProcess):
+    fds: list[int]  # set before start(): handed to the child, which finds them in forkserver.get_inherited_fds()
+
     @staticmethod
     def _Popen(process_obj):
         return _Popen(process_obj)

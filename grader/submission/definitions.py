@@ -101,7 +101,7 @@ def _is_alias(node: ast.stmt, defined: set[str]) -> bool:
     """`attention = my_attention` or `attention = F.scaled_dot_product_attention`: a name for something defined."""
     if not (isinstance(node, ast.Assign) and isinstance(node.value, (ast.Name, ast.Attribute))):
         return False
-    root = node.value
+    root: ast.expr = node.value
     while isinstance(root, ast.Attribute):
         root = root.value
     return isinstance(root, ast.Name) and root.id in defined
@@ -113,7 +113,8 @@ def _is_main_guard(node: ast.stmt) -> bool:
 
 def _binds(node: ast.stmt) -> set[str]:
     """Global names the statement binds (not the locals of a function, lambda or comprehension inside it)."""
-    names, todo = set(), [node]
+    names: set[str] = set()
+    todo: list[ast.AST] = [node]
     while todo:
         n = todo.pop()
         if isinstance(n, _DEFS):
@@ -169,7 +170,7 @@ def _describe(source: Source, dropped: list[tuple[ast.stmt, str]], order: dict) 
         if last and not why and not last[2] and last[0] == cell and last[1] == index - 1:
             entries[-1][2] += 1
         else:
-            text = ast.get_source_segment(source.code, node).split("\n")[0].strip()
+            text = (ast.get_source_segment(source.code, node) or "").split("\n")[0].strip()
             text = text if len(text) <= 80 else text[:77] + "..."
             entries.append([where, text + (f" ({why})" if why else ""), 0])
         last = (cell, index, why)
@@ -186,7 +187,7 @@ def _render(code: str, kept: list[tuple[ast.stmt, str | None]]) -> str:
         if isinstance(node, _COMPOUND):
             segment = lines[first:node.end_lineno]
         else:
-            segment = (text or ast.get_source_segment(code, node)).split("\n")
+            segment = (text or ast.get_source_segment(code, node) or "").split("\n")
             segment[0] = out[first] + "; " + segment[0] if first in used else segment[0]
         out[first:first + len(segment)] = segment
         used.update(range(first, first + len(segment)))

@@ -12,6 +12,8 @@ from pathlib import Path
 class LoadError(Exception):
     """The submission cannot be graded as it is; the message tells the student what to fix."""
 
+    source: Source | None = None  # what definitions-only loading kept, where the loader got that far
+
 
 @dataclass(frozen=True)
 class Source:
