@@ -114,11 +114,17 @@ class Ctx:
 
     def weights_of(self, *args, **kw) -> torch.Tensor:
         """An output-only function's weights, exactly: its output with v the identity over the keys, since
-        out = weights @ v (the contract lets v's size differ from q's). A check's first call stays its case."""
-        v = args[2]
+        out = weights @ v. Where v may not have a size of its own (the contract, or the function's reach), the
+        identity comes in blocks of q's size, one call each. A check's first call stays its case."""
+        q, v = args[0], args[2]
         t = v.shape[-2]
-        eye = torch.eye(t, dtype=v.dtype).expand(*v.shape[:-2], t, t).contiguous()
-        return self.call_all(*args[:2], eye, *args[3:], **kw)[0]
+        width = t if self.value_size() else q.shape[-1]
+        eye = torch.eye(t, dtype=v.dtype).expand(*v.shape[:-2], t, t)
+        blocks = []
+        for c in range(0, t, width):
+            block = torch.nn.functional.pad(eye[..., c:c + width], (0, max(0, c + width - t))).contiguous()
+            blocks.append(self.call_all(*args[:2], block, *args[3:], **kw)[0][..., :t - c])
+        return torch.cat(blocks, -1)
 
     def call_all(self, *args, **kw) -> list[torch.Tensor]:
         """Every tensor of the submission's result, in the exercise's order (a KV cache's too)."""

@@ -39,6 +39,7 @@ class Reach:
     works: list[Form] = field(default_factory=list)
     fails: dict[Form, str] = field(default_factory=dict)
     shapes: dict[Form, tuple] = field(default_factory=dict)  # a failed form's (result's shape, agreed shape)
+    wrong: set[Form] = field(default_factory=set)  # failed forms whose results had the right shapes, wrong values
     lost: str = ""  # the worker was lost measuring it (a hang, a crash): why
     leading: str = ""  # an output-only function that returns a tuple: why its first element is what was graded
 
@@ -100,6 +101,9 @@ class Reach:
             return ("It works in float32 only: build masks and constants in q's dtype (dtype=q.dtype), or use "
                     "masked_fill, which keeps it")
         if all(f.dv for f in self.fails):
+            if all(f in self.wrong for f in self.fails):
+                return ("It is right while v has q's size and wrong when it does not: a size read from v where q's "
+                        "is meant (scores / sqrt(v.size(-1)) instead of q.size(-1))")
             return "It needs v of q's size: the output's last dim is v.size(-1)"
         return ""
 
@@ -167,4 +171,28 @@ def _measure(ctx) -> Reach:
             reach.fails[form] = f"for {form.words()} inputs, {label} has dtype {name(t.dtype)}, expected {name(args[0].dtype)}"
             continue
         reach.works.append(form)
+    _value_size(ctx, reach)
     return reach
+
+
+def _value_size(ctx, reach: Reach) -> None:
+    """A value size of its own (Dv != Dk) is a form like a layout: a function right where v has q's size and wrong
+    only where it does not pays that once (output_shape), and the other checks draw v of q's size."""
+    for form in [f for f in reach.works if f.dv]:
+        plain = Form(form.dims, form.dtype)
+        if plain in reach.works and _right(ctx, plain) and not _right(ctx, form):
+            reach.works.remove(form)
+            reach.wrong.add(form)
+            reach.fails[form] = (f"for {form.words()} inputs the output differs from the reference, while with v of "
+                                 "q's size it is right")
+
+
+def _right(ctx, form: Form) -> bool:
+    args, kw = ctx.exercise.example(form)
+    try:
+        got = ctx.call_all(*args, **kw)[0]
+    except (Failed, WorkerLost):
+        return False
+    want = ctx.reference(*args, **kw)[0]
+    rtol, atol = ctx.tol(form.dtype)
+    return bool(torch.allclose(got, want.to(got.dtype), rtol=rtol * 10, atol=atol * 10))

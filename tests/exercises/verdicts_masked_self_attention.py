@@ -20,7 +20,7 @@ EXPECTED = {
     # no input form works: output_shape says why, once, and every property is skipped
     "bug_merged_heads.py": ({"output_shape"}, ["handles none of the input forms", "expected (2, 3, 5, 4)"]),
     # wrapped public code (the header names the source)
-    "bug_public_hf_gpt2.py": ({"sqrt_scaling", "reference_match"}, ["1/sqrt(Dv)", "v.size(-1), the value size"]),
+    "limited_hf_gpt2.py": ({"output_shape"}, ["with v of q's size it is right", "sqrt(v.size(-1))"]),
     "limited_bloom_baddbmm.py": ({"output_shape"}, ["does not handle [B, heads, T, H] float64", "float32 only"]),
     "bug_softmax_query_axis.py": (
         {"weights_sum_to_one", "future_invariance", "softmax_key_axis", "reference_match", "padding_invariance"},

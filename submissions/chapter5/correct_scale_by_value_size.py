@@ -1,5 +1,5 @@
-# BUG: scores divided by sqrt(v.size(-1)), the value size, instead of sqrt(q.size(-1)) (as in HF GPT-2's
-# `value.size(-1) ** 0.5`): right only while Dv == Dk.
+# CORRECT: scores divided by sqrt(v.size(-1)), the value size (as in HF GPT-2's `value.size(-1) ** 0.5`): chapter 5's
+# contract gives q, k and v one size H, so this is right here; it would be wrong where v has a size of its own.
 import math
 
 import torch

@@ -1,8 +1,9 @@
-# BUG (public): huggingface/transformers, src/transformers/models/gpt2/modeling_gpt2.py, GPT2Attention._attn (v4.3x)
+# LIMITED (value size, public): huggingface/transformers, src/transformers/models/gpt2/modeling_gpt2.py, GPT2Attention._attn (v4.3x)
 # with GPT2Model's extended attention mask ((1.0 - mask) * finfo.min), with the least adaptation: the registered
 # `bias` buffer ([1, 1, N, N] bool) a module constant moved to q's device as a buffer would be, the mask made from
 # padding_mask; and, as the course text asks, a query that sees no key gets zeros. It scales by
-# value.size(-1) ** 0.5, the value size: right in GPT-2, where Dv == Dk, wrong for hidden_states [B, heads, T, Dv].
+# value.size(-1) ** 0.5, the value size: right in GPT-2, where Dv == Dk, wrong for hidden_states [B, heads, T, Dv]:
+# right on every input where v has q's size, it pays once (output_shape), as a layout limitation does.
 import torch
 from torch import nn
 
