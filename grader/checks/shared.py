@@ -404,16 +404,19 @@ def inputs_unchanged(ctx: Ctx) -> None:
 )
 def device_placement(ctx: Ctx) -> None:
     dims = {f.dims for f in ctx.forms()}
-    for shape in [s for s in [(2, 3, 4), (2, 2, 5, 3)] if len(ctx.exercise.fit(s)) - 2 in dims or not dims]:
-        args, kw = ctx.exercise.device_inputs(torch.randn(ctx.exercise.fit(shape), generator=torch.Generator().manual_seed(1)))
+    shapes = [s for s in [(2, 3, 4), (2, 2, 5, 3)] if len(ctx.exercise.fit(s)) - 2 in dims or not dims]
+    g = torch.Generator().manual_seed(1)
+    cases = [case for s in shapes for case in ctx.exercise.device_cases(torch.randn(ctx.exercise.fit(s), generator=g))]
+    for args, kw in cases:
         q, k, v = args[:3]
+        said = shape_of(q, k, v, **kw)
         if ctx.device == "cuda":  # real data crosses back, so compare it
             rtol, atol = ctx.tol(q.dtype)
             out, w = ctx.call(*args, **kw)
             ref_out, ref_w = ctx.ref(*args, **kw)
             bad = mismatch("out", out, ref_out, rtol, atol) or mismatch("weights", w, ref_w, rtol, atol)
             if bad:
-                raise Failed(f"on cuda, for {shape_of(q, k, v, **kw)}: {bad}")
+                raise Failed(f"on cuda, for {said}: {bad}")
             continue
         # Meta tensors have no data: an op mixing them with a CPU tensor raises, and a result that silently
         # came back on the CPU (meta @ cpu) is caught by the worker's device check on every result tensor.
@@ -422,7 +425,7 @@ def device_placement(ctx: Ctx) -> None:
             ctx.subject.devices("meta", *args, expect=ctx.exercise.expect(*args, **options), **options)
         except StudentError as e:
             if e.kind is Kind.DEVICE:
-                raise Failed(f"with {shape_of(q, k, v, **kw)} on a non-CPU device (simulated with meta tensors): {e}") from None
+                raise Failed(f"with {said} on a non-CPU device (simulated with meta tensors): {e}") from None
             # anything else (.item() on meta, say) tells nothing about devices
 
 

@@ -77,6 +77,10 @@ class Exercise:
         """The device check's positional inputs and keyword options, made from a random q: k and v of q's shape."""
         return (q, q.flip(-2), q * 0.5), {}
 
+    def device_cases(self, q: torch.Tensor) -> list[tuple[tuple, dict]]:
+        """Every path the device check runs (a KV cache's prefill and cached step): `device_inputs` alone here."""
+        return [self.device_inputs(q)]
+
     def forbidden(self, q, k, v, causal: bool = True, **kw) -> torch.Tensor:
         """Where the weights must be exactly 0: [T, T] or broadcastable to the weights."""
         t = q.shape[-2]

@@ -227,6 +227,10 @@ class KVCache(Exercise):
         """q's tokens after a past of two positions: the concatenation and the offset mask run on the device too."""
         return (q, q.flip(-2), q * 0.5), {"cache": (q[..., :2, :] - 1, q[..., :2, :] * 2)}
 
+    def device_cases(self, q):
+        """The prefill (no cache) and a step after it: each path builds its own mask."""
+        return [((q, q.flip(-2), q * 0.5), {"cache": None}), self.device_inputs(q)]
+
 
 EXERCISE = KVCache(
     "kv_cache",

@@ -21,6 +21,7 @@ EXPECTED = {
     "bug_batch_mix.py": ({"weights_sum_to_one", "reference_match", "batch_independence"}, ["batch"]),
     "bug_inplace_scale.py": ({"inputs_unchanged"}, ["in place"]),
     "bug_mask_on_cpu.py": ({"device_placement"}, ["device=q.device"]),
+    "bug_mask_on_cpu_prefill.py": ({"device_placement"}, ["cache=None", "device=q.device"]),
     "bug_detached.py": ({"gradients"}, [".detach()"]),
     "bug_float32_weights.py": ({"output_shape"}, ["dtype float32, expected float64"]),  # the dtype costs output_shape; float32 accuracy is enough
     "bug_imports_reference.py": ({"policy"}, ["reference"]),
