@@ -226,9 +226,9 @@ EXERCISE = GroupedQuery(
 
 
 def drawing(shared: Check, kv_heads: tuple[int, int], groups: tuple[int, int]) -> Check:
-    """`shared` with its inputs drawn with these head counts."""
-    exercise = replace(EXERCISE, kv_heads=kv_heads, groups=groups)
-    return replace(shared, run=lambda ctx: shared.run(replace(ctx, exercise=exercise)))
+    """`shared` with its inputs drawn with these head counts (the grading's exercise otherwise as it is)."""
+    return replace(shared, run=lambda ctx: shared.run(replace(ctx, exercise=replace(ctx.exercise, kv_heads=kv_heads,
+                                                                                    groups=groups))))
 
 
 # Two shared checks pair q with k head for head in their own code: content_dependent adds q's last query to k (one
