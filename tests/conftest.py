@@ -14,11 +14,16 @@ import pytest
 
 # Set once by the first pytest process (pytest-xdist's workers inherit them): example plans are recorded once per
 # test session, for every process and every command it starts, and each sample is graded once (grade_of).
+# ATTENTION_GRADER_TEST_PUBLIC: what built_once(public=True) builds, in a folder every uid may enter (as root, workers
+# run under uids of their own and read the venv a bundle's test installs, as they would in /autograder).
 for _name, _prefix in (("ATTENTION_GRADER_CACHE", "attention-grader-plans-"),
-                       ("ATTENTION_GRADER_TEST_GRADES", "attention-grader-test-grades-")):
+                       ("ATTENTION_GRADER_TEST_GRADES", "attention-grader-test-grades-"),
+                       ("ATTENTION_GRADER_TEST_PUBLIC", "attention-grader-test-public-")):
     if _name not in os.environ:
         os.environ[_name] = tempfile.mkdtemp(prefix=_prefix)
         atexit.register(shutil.rmtree, os.environ[_name], ignore_errors=True)
+        if _name == "ATTENTION_GRADER_TEST_PUBLIC":
+            os.chmod(os.environ[_name], 0o755)
 
 ROOT = Path(__file__).resolve().parents[1]
 SUBMISSIONS = ROOT / "submissions"
@@ -53,10 +58,11 @@ def grade_of():
 
 
 @contextmanager
-def built_once(name: str):
+def built_once(name: str, public: bool = False):
     """(folder, fresh): a folder that the first pytest process of the run to get here builds, inside the block
-    when `fresh`, and the others then use as it was left (so only what tests do not change belongs there)."""
-    folder = Path(os.environ["ATTENTION_GRADER_TEST_GRADES"]) / name
+    when `fresh`, and the others then use as it was left (so only what tests do not change belongs there, or what
+    they change only while holding `taking_turns`). public: in a folder that every uid may enter."""
+    folder = Path(os.environ["ATTENTION_GRADER_TEST_PUBLIC" if public else "ATTENTION_GRADER_TEST_GRADES"]) / name
     with open(folder.with_suffix(".lock"), "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         fresh = not (folder / ".built").exists()
@@ -65,6 +71,26 @@ def built_once(name: str):
             folder.mkdir()
         yield folder, fresh
         (folder / ".built").touch()
+
+
+_turns: set[str] = set()
+
+
+@contextmanager
+def taking_turns(folder: Path):
+    """Hold `folder` (one that built_once built) against the run's other pytest processes, for tests that change
+    what is in it and read the change back; re-entrant within a process."""
+    key = str(folder)
+    if key in _turns:
+        yield
+        return
+    with open(folder.with_suffix(".turn"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _turns.add(key)
+        try:
+            yield
+        finally:
+            _turns.discard(key)
 
 
 def load_factor() -> float:

@@ -1,4 +1,4 @@
-"""What the platform bundles' tests share (PrairieLearn's and GitHub Classroom's): the course rubric they bundle,
+"""What the platform bundles' tests share (Gradescope's, PrairieLearn's and GitHub Classroom's): the course rubric they bundle,
 and a site layer that stands in for torch in their fresh venvs.
 
 A fresh venv pays about a minute for torch (700 MB unpacked and compiled) on this machine's two cores. The bundles'

@@ -1,5 +1,6 @@
 """`attention-grader bundle gradescope`, end to end without Gradescope: the zip unpacks into a temporary root that
-stands in for /autograder (AUTOGRADER_ROOT), setup.sh installs into a fresh venv from the zip alone, and
+stands in for /autograder (AUTOGRADER_ROOT), setup.sh installs into a fresh venv from the zip alone (torch from the
+site layer, see platform_env), and
 run_autograder grades a correct, a buggy, a hostile, a missing and a broken submission. Each results.json is
 valid against Gradescope's documented format and the same bytes as `pytest --submission --grade-json`."""
 
@@ -10,7 +11,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import zipfile
 from pathlib import Path
 from typing import Literal
@@ -18,7 +18,8 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from conftest import CH5_DIR, ROOT, SUBMISSIONS
+import platform_env
+from conftest import CH5_DIR, ROOT, SUBMISSIONS, built_once, taking_turns
 
 from grader.frontends import autograder
 
@@ -83,27 +84,38 @@ def _rubric(tmp: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def gradescope(tmp_path_factory, request):
-    tmp = tmp_path_factory.mktemp("gradescope")
-    rubric = _rubric(tmp)
-    out = tmp / "autograder.zip"
+def gradescope():
+    """The zip and a /autograder that its setup.sh installed, built once per test run (conftest.built_once) in a
+    folder every uid may enter: as root, the workers run under uids of their own and must be able to read the venv's
+    site-packages, as they can in Gradescope's /autograder. The run's pytest processes take turns with submission/
+    and results/ (conftest.taking_turns)."""
+    with built_once("gradescope", public=True) as (folder, fresh):
+        if fresh:
+            build(folder)
+    root = folder / "root"
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "TORCH_INDEX_URL": "", "PYTHONPATH": ""}
+    return {"zip": folder / "autograder.zip", "root": root, "env": env}
+
+
+def build(folder: Path) -> None:
+    rubric = _rubric(folder)
+    out = folder / "autograder.zip"
     done = subprocess.run([sys.executable, "-m", "grader.frontends.cli", "bundle", "gradescope", "--rubric", str(rubric),
                            "-o", str(out)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    # not under pytest's own tmp (mode 700): as root, the workers run under uids of their own and must be able to
-    # read the venv's site-packages, as they can in Gradescope's /autograder
-    root = Path(tempfile.mkdtemp(prefix="autograder-"))
-    root.chmod(0o755)
-    request.addfinalizer(lambda: shutil.rmtree(root, ignore_errors=True))
+    root = folder / "root"
     with zipfile.ZipFile(out) as z:
         z.extractall(root / "source")
     for name in ("setup.sh", "run_autograder"):  # zipfile drops the mode bits that Gradescope's unzip keeps
         (root / "source" / name).chmod(0o755)
-    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "TORCH_INDEX_URL": "", "PYTHONPATH": ""}
+    # setup.sh runs unchanged; its fresh venv sees torch and the grader's dependencies through the site layer, as
+    # PrairieLearn's and Classroom's do, so pip checks the torch pin and installs the grader's wheel from the zip
+    platform_env.seed(root / "venv")
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": str(platform_env.BASE_PYTHON),
+           "TORCH_INDEX_URL": "", "PYTHONPATH": ""}
     setup = subprocess.run(["bash", str(root / "source" / "setup.sh")], env=env, capture_output=True, text=True,
                            timeout=900, cwd=root)
     assert setup.returncode == 0, setup.stdout[-3000:] + setup.stderr[-3000:]
-    return {"zip": out, "root": root, "env": env}
 
 
 _runs: dict = {}
@@ -118,16 +130,17 @@ def run_autograder(gs, submission: Path | None) -> tuple[dict, bytes]:
     """Put `submission` (a file or a folder's files; None: nothing) into submission/ and run run_autograder."""
     root = gs["root"]
     target = root / "submission"
-    shutil.rmtree(target, ignore_errors=True)
-    target.mkdir()
-    if submission is not None and submission.is_dir():
-        shutil.copytree(submission, target, dirs_exist_ok=True)
-    elif submission is not None:
-        shutil.copy(submission, target / submission.name)
-    done = subprocess.run([str(root / "source" / "run_autograder")], env=gs["env"], capture_output=True, text=True,
-                          timeout=600, cwd=root)
-    assert done.returncode == 0, done.stderr[-3000:]
-    raw = (root / "results" / "results.json").read_bytes()
+    with taking_turns(root):
+        shutil.rmtree(target, ignore_errors=True)
+        target.mkdir()
+        if submission is not None and submission.is_dir():
+            shutil.copytree(submission, target, dirs_exist_ok=True)
+        elif submission is not None:
+            shutil.copy(submission, target / submission.name)
+        done = subprocess.run([str(root / "source" / "run_autograder")], env=gs["env"], capture_output=True,
+                              text=True, timeout=600, cwd=root)
+        assert done.returncode == 0, done.stderr[-3000:]
+        raw = (root / "results" / "results.json").read_bytes()
     _runs[submission] = json.loads(raw), raw
     return _runs[submission]
 
@@ -159,9 +172,10 @@ def test_the_zip_holds_the_scripts_the_rubric_and_a_wheel_with_the_reference(gra
                          ids=["correct", "buggy", "hostile", "missing"])
 def test_results_json_is_valid_and_the_plugins_own(gradescope, tmp_path, sample):
     path = None if sample is None else (SUBMISSIONS / sample if "/" in sample else CH5_DIR / sample)
-    data, raw = run_autograder(gradescope, path)
+    with taking_turns(gradescope["root"]):  # the plugin grades the same submission/ folder
+        data, raw = run_autograder(gradescope, path)
+        plugin = plugin_json(gradescope, tmp_path)
     results = valid(data)
-    plugin = plugin_json(gradescope, tmp_path)
     assert data["output"] == json.loads(plugin)["output"]  # the walls line says most when it differs
     assert raw == plugin
     assert len(results.tests) == 17 and results.max_score == 100
@@ -193,9 +207,9 @@ def test_the_file_that_defines_the_function_is_found(gradescope, sample):
     assert valid(data).score == 100
 
 
-def test_a_broken_submission_says_so(gradescope):
-    folder = gradescope["root"] / "broken"
-    folder.mkdir(exist_ok=True)
+def test_a_broken_submission_says_so(gradescope, tmp_path):
+    folder = tmp_path / "broken"
+    folder.mkdir()
     (folder / "attention.py").write_text("def attention(q, k, v):\n    return (\n")
     data, _ = run_autograder(gradescope, folder)
     loads = next(t for t in valid(data).tests if t.extra_data["check_id"] == "loads")
@@ -227,13 +241,13 @@ def test_a_course_secret_in_the_zip_salts_the_draws_and_shows_nowhere(gradescope
                            str(gradescope["root"] / "source" / "rubric.toml"), "--secret-file", str(tmp_path / "secret"),
                            "-o", str(out)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    with zipfile.ZipFile(out) as z:
+    with zipfile.ZipFile(out) as z, taking_turns(gradescope["root"]):  # the other pytest process's runs: unsalted
         assert z.read("secret").decode().strip() == secret and z.getinfo("secret").external_attr >> 16 == 0o600
         (gradescope["root"] / "source" / "secret").write_bytes(z.read("secret"))
-    try:
-        data, raw = run_autograder(gradescope, CH5_DIR / "bug_no_scaling.py")
-    finally:
-        (gradescope["root"] / "source" / "secret").unlink()
-        _runs.pop(CH5_DIR / "bug_no_scaling.py", None)
+        try:
+            data, raw = run_autograder(gradescope, CH5_DIR / "bug_no_scaling.py")
+        finally:
+            (gradescope["root"] / "source" / "secret").unlink()
+            _runs.pop(CH5_DIR / "bug_no_scaling.py", None)
     assert "draws: salted with the course secret" in data["output"] and secret.encode() not in raw
     assert valid(data).score < 100
