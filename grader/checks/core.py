@@ -8,8 +8,9 @@ through `ctx.call` / `ctx.grads` / `ctx.devices`, whose arguments are those of t
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -20,6 +21,10 @@ from grader.checks.format import Mismatch, mismatch, shape_of, shown
 from grader.checks.replay import Replay
 from grader.sandbox.client import StudentError, Subject, WorkerLost
 from grader.sandbox.wire import Kind
+
+if TYPE_CHECKING:  # both import this module
+    from grader.checks.reach import Reach
+    from grader.exercises.base import Exercise
 
 
 def _pin_hypothesis_constants() -> None:
@@ -58,7 +63,7 @@ class Check:
     title: str
     misconception: str
     hint: str
-    run: Callable[["Ctx"], None]
+    run: Callable[[Any], None]  # a Ctx; the built-in checks (loads, policy) take the grading itself
 
 
 def check(catalogue: dict, id: str, title: str, misconception: str, hint: str):
@@ -74,13 +79,13 @@ def check(catalogue: dict, id: str, title: str, misconception: str, hint: str):
 @dataclass
 class Ctx:
     subject: Subject
-    exercise: "object"  # an exercises.base.Exercise
+    exercise: Exercise
     tolerances: dict  # dtype name -> (rtol, atol)
     max_examples: int
     device: str = "cpu"
-    replay: "Replay" = field(default_factory=lambda: Replay(), repr=False)  # how properties meet their examples
+    replay: Replay = field(default_factory=lambda: Replay(), repr=False)  # how properties meet their examples
     notes: list[str] = field(default_factory=list)  # said in the report, cost nothing (float32 internals)
-    reach: "object | None" = None  # a checks.reach.Reach: the input forms the function handles; None: all of them
+    reach: Reach | None = None  # the input forms the function handles; None: all of them
     first: tuple | None = field(default=None, repr=False)  # (args, kw) of the current example's first call
     phases = (Phase.explicit, Phase.generate, Phase.shrink)  # a class attribute, not a field
 

@@ -13,7 +13,7 @@ from grader.sandbox.client import StudentError
 class Failed(Exception):
     """The property does not hold; the message is the counterexample, written for the student."""
 
-    case: "Case | None" = None  # the shrunk failing inputs, attached by Ctx.prove
+    case: Case | None = None  # the shrunk failing inputs, attached by Ctx.prove
     error: StudentError | None = None  # what the function raised or returned wrong, when that is the failure
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import cast
 from dataclasses import dataclass, replace
 
 import torch
@@ -19,7 +20,7 @@ def shape_of(q, *kv, **kw) -> str:
 def inputs_named(q, *kv) -> str:
     """'q, k, v of shape (1, 4, 3, 2)', or 'q of shape (1, 4, 3, 2), k, v of shape (1, 2, 3, 2)' when k and v (`kv`)
     have other shapes than q."""
-    groups = [["q, k, v", tuple(q.shape)]]
+    groups: list[list] = [["q, k, v", tuple(q.shape)]]
     if any(x.shape != q.shape for x in kv):
         groups = [["q", tuple(q.shape)]]
         for name, x in zip("kv", kv):
@@ -76,7 +77,7 @@ class Mismatch:
         if self.index is None:
             text = f"{self.name} has shape {self.got}, {expected} {self.want}"
         else:
-            g, w = self.got, self.want
+            g, w = cast(float, self.got), cast(float, self.want)  # values, where an index is given
             close = fmt(g) == fmt(w) and math.isfinite(g - w)
             text = f"{self.where} = {fmt(g)}, {expected} {fmt(w)}" + (f" (they differ by {abs(g - w):.2g})" if close else "")
         return f"{text}; {self.note}" if self.note else text
@@ -84,7 +85,7 @@ class Mismatch:
     def __str__(self) -> str:
         return self.said()
 
-    def in_element(self, b: int) -> "Mismatch":
+    def in_element(self, b: int) -> Mismatch:
         """The same position in batch element b (of a result computed for that element alone)."""
         return self if self.index is None else replace(self, index=(b, *self.index[1:]))
 

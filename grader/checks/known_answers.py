@@ -20,6 +20,7 @@ import dataclasses
 import functools
 import hashlib
 from pathlib import Path
+from typing import NoReturn
 
 import torch
 from hypothesis import Phase, reject
@@ -88,7 +89,7 @@ class Book:
         torch.save(dataclasses.asdict(self), path)
 
     @classmethod
-    def load(cls, path: Path) -> "Book":
+    def load(cls, path: Path) -> Book:
         return cls(**torch.load(path, weights_only=True))
 
     # -- diagnosis ---------------------------------------------------------------------------------------
@@ -129,7 +130,7 @@ class _Tap(torch.autograd.Function):
 class Recording(Ctx):
     """The teacher's context: answers from the reference, and writes every answer into `book`."""
 
-    book: Book = None  # set by the builder (a dataclass field would change Ctx's signature)
+    book: Book = None  # type: ignore[assignment]  # set by the builder (a dataclass field would change Ctx's signature)
 
     def reference(self, *args, **kw) -> tuple:
         parts = super().reference(*args, **kw)
@@ -164,7 +165,7 @@ class Replaying(Ctx):
     """The student build's context: the reference's answers come from the book; an input it lacks is rejected
     while hypothesis searches (shrinking) and makes the check "graded after submission" otherwise."""
 
-    book: Book = None
+    book: Book = None  # type: ignore[assignment]  # set by the builder, as Recording's
     proving: bool = False
     misses: int = 0
     consulted: bool = False  # the plan's replay asked the reference
@@ -190,7 +191,7 @@ class Replaying(Ctx):
         self.proving = False  # the failing case's picture is drawn after hypothesis is done: a miss only loses it
         return super().witness()
 
-    def _miss(self):
+    def _miss(self) -> NoReturn:
         self.misses += 1
         if self.proving:
             reject()

@@ -167,7 +167,8 @@ def _measure(ctx) -> Reach:
         wrong = [(label, t) for label, t in zip(ctx.exercise.labels(), got) if t.dtype != args[0].dtype]
         if wrong:
             label, t = wrong[0]
-            name = lambda d: str(d).removeprefix("torch.")
+            def name(d):
+                return str(d).removeprefix("torch.")
             reach.fails[form] = f"for {form.words()} inputs, {label} has dtype {name(t.dtype)}, expected {name(args[0].dtype)}"
             continue
         reach.works.append(form)

@@ -17,8 +17,8 @@ import torch
 from hypothesis import HealthCheck, given, reject
 from hypothesis.errors import HypothesisDeprecationWarning, UnsatisfiedAssumption
 
-from grader.checks.failure import Failed
 from grader.checks.draws import Draws
+from grader.checks.failure import Failed
 from grader.sandbox.client import StudentError
 
 
@@ -70,7 +70,7 @@ class Replay:
             raise
         finally:
             self.memo = None
-        if drawn is not None:
+        if drawn is not None and self.recording is not None:
             self.recording.append((strategy_key, drawn))
 
     def _holds_on(self, ctx, prop, examples: list) -> bool:

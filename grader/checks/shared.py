@@ -155,7 +155,8 @@ def mask_fill_value(ctx: Ctx) -> None:
             i = idx(w, leak)
             r, j = i[-2], i[-1]
             kq = query_heads(k, q)
-            score = lambda key: fmt(float((q[i[:-1]] @ kq[i[:-2] + (key,)]) / math.sqrt(q.shape[-1])))
+            def score(key):
+                return fmt(float((q[i[:-1]] @ kq[i[:-2] + (key,)]) / math.sqrt(q.shape[-1])))
             scores = (f"score[{r}, {r}] = {score(r)} and the masked score[{r}, {j}] = {score(j)}" if large
                       else f"every real score negative (score[{r}, {r}] = {score(r)})")
             raise Failed(
@@ -280,7 +281,8 @@ def sqrt_scaling(ctx: Ctx) -> None:
         q, k, v = x
         _, w = ctx.call(q, k, v)
         h = q.shape[-1]
-        pad = lambda t: torch.nn.functional.pad(t, (0, 3 * h))
+        def pad(t):
+            return torch.nn.functional.pad(t, (0, 3 * h))
         _, w4 = ctx.call(pad(2 * q), pad(k), pad(v))
         rtol, atol = ctx.tol(w.dtype)
         bad = mismatch("weights", w4, w, rtol, atol)
@@ -362,11 +364,13 @@ def batch_independence(ctx: Ctx) -> None:
         out, w = ctx.call(q, k, v)
         rtol, atol = ctx.tol(w.dtype)
         for b in range(q.shape[0]):
-            alone = lambda t: t[b : b + 1]
+            def alone(t, b=b):
+                return t[b : b + 1]
             out1, w1 = ctx.call(alone(q), alone(k), alone(v))
             bad = mismatch("weights", w1, alone(w), rtol, atol) or mismatch("out", out1, alone(out), rtol, atol)
             if bad:
-                raise Failed(f"for {shape_of(q, k, v)}, batch element {b} on its own (B=1) gives {_within_batch(bad, b, q.shape[0])}: its result depends on the other batch elements")
+                raise Failed(f"for {shape_of(q, k, v)}, batch element {b} on its own (B=1) gives "
+                    f"{_within_batch(bad, b, q.shape[0])}: its result depends on the other batch elements")
 
     ctx.prove(ctx.qkv(b=(2, 3)), prop)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Literal
 
 import numpy as np
 import torch
@@ -24,7 +25,7 @@ def arrays(dtype, shape, *, elements):
 
 
 def _floats(dtype, scale: float, low: float | None = None):
-    width = 32 if dtype == np.float32 else 64
+    width: Literal[32, 64] = 32 if dtype == np.float32 else 64
     lo = -scale if low is None else low
     return st.floats(lo, scale, width=width, allow_subnormal=False)
 

@@ -41,7 +41,8 @@ def causal_flag_off(ctx: Ctx) -> None:
         # the last query sees every key either way, so its row must not depend on the flag
         bad = mismatch("weights", w_off[..., -1:, :], w_on[..., -1:, :], rtol, atol)
         if bad:
-            raise Failed(f"for {shape_of(q, k, v, causal=False)}: the last query's weights changed with the flag, though none of its keys is in the future (last row: {bad})")
+            raise Failed(f"for {shape_of(q, k, v, causal=False)}: the last query's weights changed with the "
+                f"flag, though none of its keys is in the future (last row: {bad})")
 
     ctx.prove(ctx.qkv(), prop)
 

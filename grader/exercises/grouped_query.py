@@ -76,8 +76,10 @@ def tiled(h: int, j: int, hkv: int) -> str:
 @own(
     "kv_head_groups",
     "each query head reads only its own key/value head, h // (Hq // Hkv)",
-    "the heads paired the wrong way: k.repeat(1, g, 1, 1) or an expand on a new axis before the heads tiles them (query head h reads key/value head h % Hkv), or a softmax or sum over the heads axis mixes them",
-    "Repeat each key/value head for its group, in order: k.repeat_interleave(g, dim=1) with g = Hq // Hkv (or k[:, :, None].expand(B, Hkv, g, T, D).reshape(B, Hq, T, D)), then ordinary attention per head.",
+    "the heads paired the wrong way: k.repeat(1, g, 1, 1) or an expand on a new axis before the heads tiles them "
+    "(query head h reads key/value head h % Hkv), or a softmax or sum over the heads axis mixes them",
+    "Repeat each key/value head for its group, in order: k.repeat_interleave(g, dim=1) with g = Hq // Hkv (or k[:, "
+    ":, None].expand(B, Hkv, g, T, D).reshape(B, Hq, T, D)), then ordinary attention per head.",
 )
 def kv_head_groups(ctx: Ctx) -> None:
     def prop(x):
@@ -107,7 +109,8 @@ def kv_head_groups(ctx: Ctx) -> None:
     "repeat_kv_equivalent",
     "equals the function's own multi-head attention on k and v repeat-interleaved to Hq heads",
     "a grouping other than repeat_interleave's (heads tiled, or positions mixed into heads by a reshape), or code that works only for one ratio Hq / Hkv",
-    "grouped_query_attention(q, k, v) must equal grouped_query_attention(q, k.repeat_interleave(g, dim=1), v.repeat_interleave(g, dim=1)) with g = Hq // Hkv; check that identity on a small input.",
+    "grouped_query_attention(q, k, v) must equal grouped_query_attention(q, k.repeat_interleave(g, dim=1), "
+    "v.repeat_interleave(g, dim=1)) with g = Hq // Hkv; check that identity on a small input.",
 )
 def repeat_kv_equivalent(ctx: Ctx) -> None:
     # The function against itself: numerical slips common to both calls are the shared checks' business.
@@ -131,7 +134,8 @@ def repeat_kv_equivalent(ctx: Ctx) -> None:
 @own(
     "mha_and_mqa",
     "with Hkv == Hq (multi-head) and with Hkv == 1 (multi-query), each query head gives what it gives alone with its key/value head",
-    "the group size and the number of groups confused (k repeated Hkv times instead of Hq // Hkv), a scale by sqrt(Hq * D) instead of sqrt(D), or code that assumes 1 < Hkv < Hq",
+    "the group size and the number of groups confused (k repeated Hkv times instead of Hq // Hkv), a scale by "
+    "sqrt(Hq * D) instead of sqrt(D), or code that assumes 1 < Hkv < Hq",
     "g = Hq // Hkv query heads share each key/value head: g is 1 when Hkv == Hq (nothing to repeat) and Hq when Hkv == 1; scale by sqrt(D), D = q.size(-1).",
 )
 def mha_and_mqa(ctx: Ctx) -> None:
@@ -158,8 +162,11 @@ def mha_and_mqa(ctx: Ctx) -> None:
 
 # -- planted bugs, for diagnosis ----------------------------------------------------------------------------
 MISTAKES = {
-    "heads tiled": "k and v are tiled to Hq heads (k.repeat(1, g, 1, 1), or expand on a new axis before the heads): query head h reads key/value head h % Hkv instead of h // g; use k.repeat_interleave(g, dim=1)",
-    "time and heads mixed": "k and v are expanded on a new axis after the time axis (unsqueeze(-2) instead of unsqueeze(2)) before the reshape to Hq heads, so each query head reads a jumble of positions, the future included",
+    "heads tiled": "k and v are tiled to Hq heads (k.repeat(1, g, 1, 1), or expand on a new axis before the "
+        "heads): query head h reads key/value head h % Hkv instead of h // g; use k.repeat_interleave(g, dim=1)",
+    "time and heads mixed": "k and v are expanded on a new axis after the time axis (unsqueeze(-2) instead of "
+        "unsqueeze(2)) before the reshape to Hq heads, so each query head reads a jumble of positions, the "
+        "future included",
     **common("no scaling", head="D"),
     "scaled by sqrt(Hq * D)": "the scores are divided by sqrt(Hq * D), the model width, instead of sqrt(D), the head size",
     **common("no mask", "zero fill", "softmax over queries", "batch mixed", "exp without max", "causal mean", head="D"),

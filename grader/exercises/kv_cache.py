@@ -64,7 +64,8 @@ def split(x: torch.Tensor, p: int) -> tuple[torch.Tensor, torch.Tensor]:
     "decode_matches_full",
     "a prefill, then decoding one token at a time with the cache each call returns, gives at every step what the function gives for the whole sequence so far",
     "a new token's mask aligned to the first key instead of the last (it sees only key 0), or a cache that does not carry the past over",
-    "Concatenate on the time axis, past first: k_all = torch.cat([k_past, k], dim=-2); a new query at position P + i sees keys 0 .. P + i, so the mask is torch.ones(T_new, P + T_new).tril(diagonal=P).",
+    "Concatenate on the time axis, past first: k_all = torch.cat([k_past, k], dim=-2); a new query at position P + i "
+    "sees keys 0 .. P + i, so the mask is torch.ones(T_new, P + T_new).tril(diagonal=P).",
 )
 def decode_matches_full(ctx: Ctx) -> None:
     def prop(x):
@@ -91,9 +92,12 @@ def decode_matches_full(ctx: Ctx) -> None:
 
 @own(
     "chunk_after_past",
-    "a chunk of several new tokens after a cached past is masked causally (new query i sees keys 0 .. P + i): it gives the last rows of the function's result on the whole sequence",
-    "the chunk's causal mask aligned to the top-left (tril of [T_new, P + T_new] without diagonal=P: query i sees only keys 0 .. i), or no mask when a cache is given (a chunk sees its own future)",
-    "The new tokens are the last rows of the full causal mask: allowed = torch.ones(T_new, P + T_new, dtype=torch.bool).tril(diagonal=P), always, cache or not.",
+    "a chunk of several new tokens after a cached past is masked causally (new query i sees keys 0 .. P + i): it "
+    "gives the last rows of the function's result on the whole sequence",
+    "the chunk's causal mask aligned to the top-left (tril of [T_new, P + T_new] without diagonal=P: query i sees "
+    "only keys 0 .. i), or no mask when a cache is given (a chunk sees its own future)",
+    "The new tokens are the last rows of the full causal mask: allowed = torch.ones(T_new, P + T_new, "
+    "dtype=torch.bool).tril(diagonal=P), always, cache or not.",
 )
 def chunk_after_past(ctx: Ctx) -> None:
     def prop(x):
@@ -138,7 +142,8 @@ def cache_returned(ctx: Ctx) -> None:
         _, _, k_all, v_all = ctx.call_all(qn, kn, vn, cache=cache)
         for name, got, want in (("k_all", k_all, k), ("v_all", v_all, v)):
             if got.dtype != want.dtype:
-                raise Failed(f"for {shape_of(qn, kn, vn, cache=cache)}: {name} has dtype {str(got.dtype).removeprefix('torch.')}, expected {str(want.dtype).removeprefix('torch.')}")
+                raise Failed(f"for {shape_of(qn, kn, vn, cache=cache)}: {name} has dtype "
+                    f"{str(got.dtype).removeprefix('torch.')}, expected {str(want.dtype).removeprefix('torch.')}")
             bad = mismatch(name, got, want, 0.0, 0.0)
             if bad:
                 raise Failed(f"for {shape_of(qn, kn, vn, cache=cache)}: {bad} (the past's {positions(p)}, then the new {positions(qn.shape[-2])})")
@@ -168,7 +173,8 @@ def cache_unchanged(ctx: Ctx) -> None:
 
 # -- planted bugs, for diagnosis ----------------------------------------------------------------------------
 MISTAKES = {
-    "mask top-left": "the new tokens' mask is the top-left corner of the causal mask (tril of [T_new, P + T_new] without diagonal=P): new query i sees keys 0 .. i instead of 0 .. P + i",
+    "mask top-left": "the new tokens' mask is the top-left corner of the causal mask (tril of [T_new, P + "
+        "T_new] without diagonal=P): new query i sees keys 0 .. i instead of 0 .. P + i",
     "no mask with a cache": "the causal mask is applied only without a cache, so a chunk of new tokens after a past sees its own future",
     **common("no mask"),
     "new keys first": "the new keys and values are put before the past (torch.cat([k, k_past])): the past must come first",
@@ -214,7 +220,7 @@ class KVCache(Exercise):
         return [tuple(q.shape[:-1]) + (v.shape[-1],), tuple(q.shape[:-1]) + (t_all,),
                 tuple(k.shape[:-2]) + (t_all, k.shape[-1]), tuple(v.shape[:-2]) + (t_all, v.shape[-1])]
 
-    def forbidden(self, q, k, v, cache=None, **kw) -> torch.Tensor:
+    def forbidden(self, q, k, v, cache=None, **kw) -> torch.Tensor:  # type: ignore[override]  # its own options
         """[T_new, P + T_new]: the keys after each new query's own position P + i."""
         return ~visible(q.shape[-2], past_length(cache))
 

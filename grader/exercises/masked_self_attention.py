@@ -81,8 +81,10 @@ def prove_padded(ctx: Ctx, prop, keep=some_padding) -> None:
 @own(
     "padding_keys_zero",
     "attention_weights on padded keys are exactly 0 for every real query",
-    "the padding mask ignored, applied to the queries ([B, 1, T, 1]) instead of the keys, broadcast on the wrong axis ([B, 1, T] lines the batch up with the heads), or filled with a finite value such as 0",
-    "Mask the keys: allowed = causal[None, None] & padding_mask[:, None, None, :].bool() ([B, 1, 1, T] against [1, 1, T, T]), then masked_fill(~allowed, -inf) before the softmax.",
+    "the padding mask ignored, applied to the queries ([B, 1, T, 1]) instead of the keys, broadcast on the wrong "
+    "axis ([B, 1, T] lines the batch up with the heads), or filled with a finite value such as 0",
+    "Mask the keys: allowed = causal[None, None] & padding_mask[:, None, None, :].bool() ([B, 1, 1, T] against [1, "
+    "1, T, T]), then masked_fill(~allowed, -inf) before the softmax.",
 )
 def padding_keys_zero(ctx: Ctx) -> None:
     def prop(x):
@@ -102,8 +104,11 @@ def padding_keys_zero(ctx: Ctx) -> None:
 @own(
     "padded_rows_finite",
     "with left padding, right padding or an all-padding sequence, everything is finite; a query that sees only padding gets zeros",
-    "softmax over a row whose keys are all masked (a pad at the start of a left-padded sequence, or a sequence of pads) is 0/0 = NaN, and NaN spreads into the loss; a finite fill (-1e9) instead spreads the weight over masked keys",
-    "After the softmax, zero the rows that see no key: weights = torch.where(allowed, weights, 0.0) (or weights.nan_to_num(0.0)), then hidden_states = weights @ value.",
+    "softmax over a row whose keys are all masked (a pad at the start of a left-padded sequence, or a sequence of "
+    "pads) is 0/0 = NaN, and NaN spreads into the loss; a finite fill (-1e9) instead spreads the weight over masked "
+    "keys",
+    "After the softmax, zero the rows that see no key: weights = torch.where(allowed, weights, 0.0) (or "
+    "weights.nan_to_num(0.0)), then hidden_states = weights @ value.",
 )
 def padded_rows_finite(ctx: Ctx) -> None:
     def prop(x):
@@ -132,8 +137,10 @@ def padded_rows_finite(ctx: Ctx) -> None:
 @own(
     "heads_independent",
     "each head's hidden_states and attention_weights depend only on that head's query, key and value",
-    "softmax or another reduction over the heads axis (dim=1), weights averaged over heads, scaling by sqrt(d_model) = sqrt(heads * Dk), or a reshape that mixes heads with positions",
-    "Treat dim 1 as a batch of heads: scale by sqrt(Dk) = sqrt(query.size(-1)), reduce only over the last axis (softmax(dim=-1)) and keep the [B, heads, T, T] weights of every head.",
+    "softmax or another reduction over the heads axis (dim=1), weights averaged over heads, scaling by sqrt(d_model) "
+    "= sqrt(heads * Dk), or a reshape that mixes heads with positions",
+    "Treat dim 1 as a batch of heads: scale by sqrt(Dk) = sqrt(query.size(-1)), reduce only over the last axis "
+    "(softmax(dim=-1)) and keep the [B, heads, T, T] weights of every head.",
 )
 def heads_independent(ctx: Ctx) -> None:
     def prop(x):
@@ -178,7 +185,8 @@ def padding_invariance(ctx: Ctx) -> None:
             args = {"query": q, "key": k, "value": v}
             args[name] = perturb(args[name], padded(mask, args[name]))
             out2, w2 = ctx.call(args["query"], args["key"], args["value"], padding_mask=mask)
-            real = lambda a: torch.where(keep, a, 0)  # pad queries' own rows are free
+            def real(a):
+                return torch.where(keep, a, 0)  # pad queries' own rows are free
             bad = mismatch(OUT, real(out2), real(out), rtol, atol) or mismatch(WEIGHTS, real(w2), real(w), rtol, atol)
             if bad:
                 raise Failed(

@@ -21,7 +21,8 @@ COMMON = {
     "softmax over queries": "softmax runs over the query axis (dim=-2); it must normalise over the keys, dim=-1",
     "batch mixed": "the softmax sums over the batch as well (e.g. dim=(0, -1)), so batch elements mix; sum over dim=-1 only",
     "exp without max": "softmax is written as exp(s) / sum(exp(s)) without subtracting the row max, which overflows to NaN for large scores",
-    "global max": "the softmax subtracts the max of the whole tensor, not of each row, so rows far below it underflow to 0/0 = NaN; use amax(dim=-1, keepdim=True)",
+    "global max": "the softmax subtracts the max of the whole tensor, not of each row, so rows far below it "
+        "underflow to 0/0 = NaN; use amax(dim=-1, keepdim=True)",
     "weights before softmax": "the weights returned are the masked scores from before the softmax, not the probabilities",
     "weights before mask": "out is right, but the weights returned are the softmax of the unmasked scores: return the masked ones",
     "causal mean": "the weights are uniform over the visible keys (chapter 4's causal mean) instead of softmax(q k^T / sqrt({h}))",

@@ -72,7 +72,8 @@ def with_lengths(draw, inputs):
     "prefix_visible",
     "every query sees the whole prefix and its own past: weights[..., i, j] > 0 for every j < prefix_len and every j <= i",
     "the prefix never applied (plain causal attention: a prompt token does not see the prompt tokens after it), or a prefix one too short (j < prefix_len - 1)",
-    "Allow key j for query i when j < prefix_len or j <= i: allowed = causal | (torch.arange(T) < prefix_len), the prefix keys as a row broadcast over every query.",
+    "Allow key j for query i when j < prefix_len or j <= i: allowed = causal | (torch.arange(T) < prefix_len), the "
+    "prefix keys as a row broadcast over every query.",
 )
 def prefix_visible(ctx: Ctx) -> None:
     def prop(x):
@@ -91,8 +92,10 @@ def prefix_visible(ctx: Ctx) -> None:
 @own(
     "masked_weights_zero",
     "weights[..., i, j] == 0 for every key after both the query and the prefix (j > i and j >= prefix_len)",
-    "the prefix applied to the queries (a prompt query sees the whole sequence), a prefix one too long (j <= prefix_len), no causal mask, or a finite fill such as 0",
-    "Hide key j from query i when j > i and j >= prefix_len: scores.masked_fill(~allowed, float('-inf')) before the softmax, with allowed = causal | (torch.arange(T) < prefix_len) (prefix keys, not prefix queries).",
+    "the prefix applied to the queries (a prompt query sees the whole sequence), a prefix one too long (j <= "
+    "prefix_len), no causal mask, or a finite fill such as 0",
+    "Hide key j from query i when j > i and j >= prefix_len: scores.masked_fill(~allowed, float('-inf')) before the "
+    "softmax, with allowed = causal | (torch.arange(T) < prefix_len) (prefix keys, not prefix queries).",
 )
 def masked_weights_zero(ctx: Ctx) -> None:
     def prop(x):
@@ -109,7 +112,8 @@ def masked_weights_zero(ctx: Ctx) -> None:
 @own(
     "masked_invariance",
     "changing q, k or v after position c (c >= prefix_len - 1) never changes out[..., :c+1, :]",
-    "information leaking from keys that no earlier query may see: the prefix applied to the queries, a prefix one too long, a finite fill, the mask applied after the softmax, or softmax over queries",
+    "information leaking from keys that no earlier query may see: the prefix applied to the queries, a prefix one "
+    "too long, a finite fill, the mask applied after the softmax, or softmax over queries",
     "Query i may read only keys j < prefix_len and j <= i: mask every other key with -inf before the softmax, and normalise over the keys (dim=-1).",
 )
 def masked_invariance(ctx: Ctx) -> None:
@@ -140,8 +144,10 @@ def masked_invariance(ctx: Ctx) -> None:
 @own(
     "per_row_prefix",
     "prefix_len as a [B] tensor: each batch row gets what its own length, passed as an int, gives it (heads share it)",
-    "one prefix length for the whole batch (prefix_len[0], prefix_len.max()), the lengths broadcast on the wrong axis (against the queries, or the heads of [B, heads, T, H]), or a function that takes only an int",
-    "Line the lengths up with the batch: prefix = torch.arange(T) < prefix_len.view(B, 1, 1) for [B, T, H] inputs (view(B, 1, 1, 1) for [B, heads, T, H]), then allowed = causal | prefix.",
+    "one prefix length for the whole batch (prefix_len[0], prefix_len.max()), the lengths broadcast on the wrong "
+    "axis (against the queries, or the heads of [B, heads, T, H]), or a function that takes only an int",
+    "Line the lengths up with the batch: prefix = torch.arange(T) < prefix_len.view(B, 1, 1) for [B, T, H] inputs "
+    "(view(B, 1, 1, 1) for [B, heads, T, H]), then allowed = causal | prefix.",
 )
 def per_row_prefix(ctx: Ctx) -> None:
     def prop(x):
@@ -171,7 +177,8 @@ def _as_if(ctx: Ctx, row, w, p: int) -> str:
 @own(
     "prefix_extremes",
     "prefix_len = 0 is causal attention (future keys 0, past keys seen) and prefix_len = T full bidirectional attention (every key seen)",
-    "the ends of the range handled apart: the prefix ignored (prefix_len = T stays causal), a boundary off by one that hides the last token even when the prompt is the whole sequence, or no causal mask once the prefix is empty",
+    "the ends of the range handled apart: the prefix ignored (prefix_len = T stays causal), a boundary off by one "
+    "that hides the last token even when the prompt is the whole sequence, or no causal mask once the prefix is empty",
     "Check both ends by hand on T = 2: with prefix_len = 0 only j <= i is allowed, with prefix_len = T every key is.",
 )
 def prefix_extremes(ctx: Ctx) -> None:
@@ -186,7 +193,8 @@ def prefix_extremes(ctx: Ctx) -> None:
                 i = idx(w, wrong)
                 r, j = i[-2], i[-1]
                 what = "expected 0: with no prefix the attention is causal" if not seen[r, j] else (
-                    "expected more than 0: " + ("with no prefix the attention is causal" if p == 0 else "with the whole sequence as prefix every query sees every key"))
+                    "expected more than 0: " + ("with no prefix the attention is causal" if p == 0 else "with "
+                        "the whole sequence as prefix every query sees every key"))
                 raise Failed(f"for {shape_of(q, k, v, prefix_len=p)}: {at('weights', i)} = {fmt(float(w[i]))}, {what} (key {j}, query {r})")
 
     ctx.prove(ctx.qkv(lead=(1, 2), scale=1.0), prop)
@@ -194,7 +202,8 @@ def prefix_extremes(ctx: Ctx) -> None:
 
 # -- planted bugs, for diagnosis ----------------------------------------------------------------------------
 MISTAKES = {
-    "prefix on queries": "the prefix is applied to the queries (rows): a prompt query sees every key, the future included; the prefix is a set of keys that every query sees, allowed = causal | (j < prefix_len)",
+    "prefix on queries": "the prefix is applied to the queries (rows): a prompt query sees every key, the "
+        "future included; the prefix is a set of keys that every query sees, allowed = causal | (j < prefix_len)",
     "prefix one too long": "the prefix is one too long (j <= prefix_len): key prefix_len, the first generated token, is seen by every query",
     "prefix one too short": "the prefix is one too short (j < prefix_len - 1): the last prompt token is hidden from the prompt tokens before it",
     "prefix ignored": "prefix_len is never applied: plain causal attention, so a prompt token does not see the prompt tokens after it",
@@ -245,7 +254,7 @@ class PrefixLM(Exercise):
     def fixed_options(self, q, *rest) -> dict:
         return {"prefix_len": (q.shape[-2] + 1) // 2}
 
-    def forbidden(self, q, k, v, prefix_len, **kw) -> torch.Tensor:
+    def forbidden(self, q, k, v, prefix_len, **kw) -> torch.Tensor:  # type: ignore[override]  # its own options
         return ~visible(q.shape[-2], prefix_len, q.dim())
 
     def why_forbidden(self, i: int, j: int) -> str:

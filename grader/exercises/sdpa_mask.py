@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import partial
+from typing import cast
 
 import numpy as np
 import torch
@@ -180,7 +181,7 @@ def no_mask(ctx: Ctx) -> None:
     "After the softmax, zero the rows that may attend to no key: torch.where(mask.any(-1, keepdim=True), weights, 0.0) (or weights.nan_to_num(0.0)).",
 )
 def fully_masked_rows(ctx: Ctx) -> None:
-    want = ctx.exercise.fully_masked
+    want = cast(SdpaMask, ctx.exercise).fully_masked
     if want == "unspecified":
         return  # the rubric leaves those rows free
 
@@ -259,7 +260,7 @@ class SdpaMask(Exercise):
     mask: str = "attend"
     fully_masked: str = "zeros"
 
-    def configured(self, conventions: dict) -> "SdpaMask":
+    def configured(self, conventions: dict) -> SdpaMask:
         found = replace(self, **conventions) if conventions else self
         return replace(found, variants=Variants(MISTAKES, GROUPS, (), partial(plant, found), partial(probes, found)))
 
@@ -295,7 +296,7 @@ class SdpaMask(Exercise):
     def open_options(self) -> dict:
         return {"mask": None}
 
-    def forbidden(self, q, k, v, mask=None, **kw) -> torch.Tensor:
+    def forbidden(self, q, k, v, mask=None, **kw) -> torch.Tensor:  # type: ignore[override]  # its own options
         t = k.shape[-2]
         return ~self.decode(mask) if mask is not None else torch.zeros(q.shape[-2], t, dtype=torch.bool)
 

@@ -67,8 +67,11 @@ def with_cut(draw, windowed):
 @own(
     "band_weights_zero",
     "weights[..., i, j] == 0 for every key outside the window: the future (j > i) and j <= i - window",
-    "a band one too wide (torch.triu(mask, diagonal=-window) keeps window + 1 keys), a symmetric band |i - j| < window that sees the future, the band cut from the wrong side (the first window keys instead of the last), or no window at all",
-    "Query i sees keys i - window + 1 .. i: allowed = (j <= i) & (j > i - window) with i, j = torch.arange(T)[:, None], torch.arange(T)[None, :]; mask the rest with -inf before the softmax.",
+    "a band one too wide (torch.triu(mask, diagonal=-window) keeps window + 1 keys), a symmetric band |i - j| < "
+    "window that sees the future, the band cut from the wrong side (the first window keys instead of the last), or "
+    "no window at all",
+    "Query i sees keys i - window + 1 .. i: allowed = (j <= i) & (j > i - window) with i, j = torch.arange(T)[:, "
+    "None], torch.arange(T)[None, :]; mask the rest with -inf before the softmax.",
 )
 def band_weights_zero(ctx: Ctx) -> None:
     def prop(x):
@@ -131,7 +134,8 @@ def window_covers_all(ctx: Ctx) -> None:
         rtol, atol = ctx.tol(q.dtype)
         bad = mismatch("weights", w, w2, rtol, atol) or mismatch("out", out, out2, rtol, atol)
         if bad:
-            raise Failed(f"for {shape_of(q, k, v)}: with window = T = {t}, {bad.said(f'while window = {t + extra} gives')}; both windows cover every key up to each query")
+            raise Failed(f"for {shape_of(q, k, v)}: with window = T = {t}, "
+                f"{bad.said(f'while window = {t + extra} gives')}; both windows cover every key up to each query")
 
     ctx.prove(st.tuples(ctx.qkv(lead=(1, 2)), st.integers(1, 3)), prop)
 
@@ -140,7 +144,8 @@ def window_covers_all(ctx: Ctx) -> None:
     "window_one_is_v",
     "with window = 1 each query sees only itself: weights are the identity and out == v",
     "a band off by one: window = 1 then shows a second key (too wide), no key at all (too narrow: NaN), or key 0 (cut from the wrong side)",
-    "window counts the keys a query sees, itself included: window = 1 keeps only j == i, so the softmax gives weight 1 there and out[..., i, :] = v[..., i, :].",
+    "window counts the keys a query sees, itself included: window = 1 keeps only j == i, so the softmax gives weight "
+    "1 there and out[..., i, :] = v[..., i, :].",
 )
 def window_one_is_v(ctx: Ctx) -> None:
     def prop(x):
@@ -160,7 +165,8 @@ MISTAKES = {
     "band one too wide": "the band keeps window + 1 keys (j >= i - window, as torch.triu(mask, diagonal=-window) does); query i sees keys i - window + 1 .. i",
     "band one too narrow": "the band keeps only window - 1 keys (j > i - window + 1); query i sees keys i - window + 1 .. i, itself included",
     "symmetric band": "the band is symmetric (|i - j| < window), so each query also sees the next window - 1 keys of the future",
-    "band from the wrong side": "each query sees the first window keys of the sequence (k[..., :window, :]) instead of the last window keys up to itself (k[..., i - window + 1 : i + 1, :])",
+    "band from the wrong side": "each query sees the first window keys of the sequence (k[..., :window, :]) "
+        "instead of the last window keys up to itself (k[..., i - window + 1 : i + 1, :])",
     "window ignored": "the window is never applied: plain causal attention, every query sees every key up to itself",
     **common("no scaling", "zero fill", "softmax over queries"),
 }
@@ -204,7 +210,7 @@ class SlidingWindow(Exercise):
     def fixed_options(self, q, *rest) -> dict:
         return {"window": max(3, (q.shape[-2] + 1) // 2)}
 
-    def forbidden(self, q, k, v, window: int, **kw) -> torch.Tensor:
+    def forbidden(self, q, k, v, window: int, **kw) -> torch.Tensor:  # type: ignore[override]  # its own options
         return ~band(q.shape[-2], window)
 
     def why_forbidden(self, i: int, j: int) -> str:

@@ -4,10 +4,9 @@ is handed: the check context, the draws, the example plan and the planted bugs d
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
-from grader.checks import draws as drawing
-from grader.checks import known_answers
+from grader.checks import draws as drawing, known_answers
 from grader.checks.core import Ctx
 from grader.grading import plan
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 
@@ -35,12 +35,14 @@ def explain(name: str, variants: Variants | None) -> str:
     if name == RANDOM:
         return (f"{RANDOM}: the same inputs give different results: dropout left on (F.dropout, nn.Dropout in "
                 "training mode), torch.rand, or state kept between calls")
+    if variants is None or name not in variants.mistakes:
+        return name
     return f"{name}: {variants.mistakes[name]}"
 
 
 def candidates(variants: Variants) -> list[frozenset]:
     """No mistake first, then every single mistake, then every pair from different groups: simplest first."""
-    found = [frozenset()] + [frozenset([m]) for m in variants.alone]
+    found: list[frozenset] = [frozenset()] + [frozenset([m]) for m in variants.alone]
     for n in range(1, MAX_MISTAKES + 1):
         for groups in itertools.combinations(variants.groups, n):
             found += [frozenset(c) for c in itertools.product(*groups)]

@@ -14,10 +14,10 @@ import functools
 import hashlib
 import os
 import sys
+from collections.abc import Callable
 from importlib import metadata
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Callable
 
 import torch
 

@@ -1,6 +1,7 @@
 """chapter5's own verdicts beyond the matrix: vacuous functions, the policy, dependencies, determinism."""
 
 import pytest
+
 from conftest import SUBMISSIONS
 
 CH5 = SUBMISSIONS / "chapter5"

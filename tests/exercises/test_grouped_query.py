@@ -2,6 +2,7 @@
 function, the feedback naming the heads a tiled grouping pairs, the strategies."""
 
 import torch
+
 from conftest import SUBMISSIONS
 
 from grader.exercises import EXERCISES

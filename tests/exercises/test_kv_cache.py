@@ -2,6 +2,7 @@
 after a past, the heatmap and replay of a case with a cache, and the pytest plugin."""
 
 import torch
+
 from conftest import SUBMISSIONS
 
 from grader.exercises import EXERCISES

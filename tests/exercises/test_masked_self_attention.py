@@ -3,6 +3,7 @@
 import re
 
 import pytest
+
 from conftest import SUBMISSIONS
 
 MSA = SUBMISSIONS / "masked_self_attention"
@@ -20,7 +21,7 @@ def test_left_padding_nan_says_nan_and_where_on_a_small_mask(grade_of):
     message = {o.id: o for o in grade_of(MSA / "bug_nan_left_padding.py", RUBRIC).outcomes}["padded_rows_finite"].message
     found = re.match(r"hidden_states\[(\d), \d+, 0, :\] is NaN for padding_mask (\[.*\]) \(query 0 sees only padding\)", message)
     assert found, message
-    mask = eval(found.group(2))  # noqa: S307 - a list of lists of 0 and 1 that the grader wrote
+    mask = eval(found.group(2))
     assert len(mask) <= 2 and len(mask[0]) == 2 and mask[int(found.group(1))] == [0, 1]
 
 

@@ -5,6 +5,7 @@ position.)"""
 
 import pytest
 import torch
+
 from conftest import SUBMISSIONS
 
 from grader.exercises import EXERCISES

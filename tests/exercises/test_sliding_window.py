@@ -5,6 +5,7 @@ travels by position.)"""
 
 import pytest
 import torch
+
 from conftest import SUBMISSIONS
 
 from grader.exercises import EXERCISES

@@ -7,6 +7,7 @@ import importlib
 
 import pytest
 import torch
+
 from conftest import SUBMISSIONS, assert_every_check_can_fail, assert_fails_exactly, assert_full_marks, failed
 
 from grader.exercises import EXERCISES
@@ -80,7 +81,8 @@ def test_the_example_plan_changes_nothing(grade_of, exercise, name):
     grading.plan = {cid: p for cid, p in grading.plan.items() if cid not in failed(fast)}
     slow = grading.finish()
     assert fast.as_dict() == slow.as_dict()
-    cases = lambda g: [o.case and (o.case.args, o.case.kw, o.case.weights, o.case.expected) for o in g.outcomes]
+    def cases(g):
+        return [o.case and (o.case.args, o.case.kw, o.case.weights, o.case.expected) for o in g.outcomes]
     assert identical(cases(fast), cases(slow))
 
 

@@ -4,6 +4,7 @@ correct code gets none, and nothing is guessed."""
 
 import pytest
 import torch
+
 from conftest import SUBMISSIONS
 
 from grader.exercises import EXERCISES

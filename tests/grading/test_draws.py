@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from conftest import CH5_DIR
+
 from grader.checks import draws as drawing
 from grader.checks.draws import Draws, SecretError
 from grader.grading.engine import Grading, record_plan

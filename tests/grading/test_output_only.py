@@ -6,6 +6,7 @@ import re
 from dataclasses import replace
 
 import pytest
+
 from conftest import SUBMISSIONS, failed
 
 from grader.exercises import EXERCISES

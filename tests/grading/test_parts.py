@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+
 from conftest import SUBMISSIONS, failed
 
 from grader.grading.engine import Grading

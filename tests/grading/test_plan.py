@@ -2,6 +2,7 @@
 (That it changes no grade of any sample is tests/exercises/test_verdicts.py::test_the_example_plan_changes_nothing.)"""
 
 import pytest
+
 from conftest import CH5_DIR
 
 from grader.checks.draws import Draws

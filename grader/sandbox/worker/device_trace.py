@@ -20,7 +20,8 @@ class DeviceTrace(TorchDispatchMode):
 
     def __init__(self, device: str):
         super().__init__()
-        self.device, self.found = device, []
+        self.device = device
+        self.found: list[str] = []
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}

@@ -23,7 +23,7 @@ def dynamo_only_once_imported() -> None:
     try:
         for f in gc.get_objects():
             if type(f) is types.FunctionType and f.__code__ is code:
-                cells = dict(zip(code.co_freevars, (c.cell_contents for c in f.__closure__)))
+                cells = dict(zip(code.co_freevars, (c.cell_contents for c in f.__closure__ or ())))
                 fn = cells.get("fn")
                 if fn is not None and getattr(fn, "__dynamo_disable", None) is None:
                     fn.__dynamo_disable = _until_dynamo(fn, cells.get("recursive", True))

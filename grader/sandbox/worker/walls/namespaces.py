@@ -8,8 +8,17 @@ import os
 import struct
 
 from grader.sandbox.worker.walls import linux
-from grader.sandbox.worker.walls.linux import (CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWUSER, MS_BIND, MS_NODEV, MS_NOSUID,
-                                               MS_PRIVATE, MS_RDONLY, MS_REC)
+from grader.sandbox.worker.walls.linux import (
+    CLONE_NEWNET,
+    CLONE_NEWNS,
+    CLONE_NEWUSER,
+    MS_BIND,
+    MS_NODEV,
+    MS_NOSUID,
+    MS_PRIVATE,
+    MS_RDONLY,
+    MS_REC,
+)
 
 SYS_CAPSET = 126 if os.uname().machine == "x86_64" else 91  # aarch64: 91
 

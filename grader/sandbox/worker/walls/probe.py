@@ -18,7 +18,7 @@ def probe(view: dict, uid: int, readable: list[str], workdir: str, **kw) -> dict
     """Which walls this machine allows, tried for real in this throwaway process, in the worker's order: a user
     namespace (not root), a network namespace, a PID namespace with its own /proc, the private view, Python's
     files read as `uid` (root), Landlock, seccomp. Each value is None (possible) or why not."""
-    found = {"net": None, "mounts": None, "uid": None, "pids": None, "landlock": None, "seccomp": None}
+    found: dict[str, str | None] = {"net": None, "mounts": None, "uid": None, "pids": None, "landlock": None, "seccomp": None}
     root = os.geteuid() == 0
     if not root:
         found["uid"] = "not running as root"
@@ -53,7 +53,7 @@ def probe(view: dict, uid: int, readable: list[str], workdir: str, **kw) -> dict
     pid = os.fork()
     if pid == 0:
         try:
-            part = {"pids": None}
+            part: dict[str, str | None] = {"pids": None}
             try:
                 linux.mount_proc()
                 seen = [n for n in os.listdir("/proc") if n.isdigit()]
