@@ -166,7 +166,7 @@ def load(name_or_path: str) -> Rubric:
         raise RubricError(f"rubric {path}: {e.strerror}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise RubricError(f"rubric {path}: not valid TOML: {e}") from None
-    rubric = _in_parts(path, data) if "parts" in data else _validated(path, data)
+    rubric = _in_parts(path, data) if data.get("parts") else _validated(path, {k: v for k, v in data.items() if k != "parts"})
     rubric._origin = name_or_path
     return rubric
 
