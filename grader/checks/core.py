@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import torch
@@ -21,10 +21,6 @@ from grader.checks.format import Mismatch, mismatch, shape_of, shown
 from grader.checks.replay import Replay
 from grader.sandbox.client import StudentError, Subject, WorkerLost
 from grader.sandbox.wire import Kind
-
-if TYPE_CHECKING:  # both import this module
-    from grader.checks.reach import Reach
-    from grader.exercises.base import Exercise
 
 
 def _pin_hypothesis_constants() -> None:
@@ -79,13 +75,13 @@ def check(catalogue: dict, id: str, title: str, misconception: str, hint: str):
 @dataclass
 class Ctx:
     subject: Subject
-    exercise: Exercise
+    exercise: Any  # an exercises.base.Exercise (which imports this module)
     tolerances: dict  # dtype name -> (rtol, atol)
     max_examples: int
     device: str = "cpu"
     replay: Replay = field(default_factory=lambda: Replay(), repr=False)  # how properties meet their examples
     notes: list[str] = field(default_factory=list)  # said in the report, cost nothing (float32 internals)
-    reach: Reach | None = None  # the input forms the function handles; None: all of them
+    reach: Any = None  # a checks.reach.Reach, the input forms the function handles; None: all of them
     first: tuple | None = field(default=None, repr=False)  # (args, kw) of the current example's first call
     phases = (Phase.explicit, Phase.generate, Phase.shrink)  # a class attribute, not a field
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import cast
 from dataclasses import dataclass, replace
+from typing import cast
 
 import torch
 
