@@ -3,8 +3,15 @@ function's names and call, its reference, inputs, shapes, own checks, planted bu
 
 from __future__ import annotations
 
-from grader.exercises import (chapter5, grouped_query, kv_cache, masked_self_attention, prefix_lm, sdpa_mask,
-                              sliding_window)
+from grader.exercises import (
+    chapter5,
+    grouped_query,
+    kv_cache,
+    masked_self_attention,
+    prefix_lm,
+    sdpa_mask,
+    sliding_window,
+)
 from grader.exercises.base import Exercise
 
 EXERCISES: dict[str, Exercise] = {

@@ -7,8 +7,8 @@ parts, the reference, the inputs, the expected shapes and the forbidden region; 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Callable
 
 import torch
 
@@ -50,7 +50,7 @@ class Exercise:
     value_size: bool = False  # v's last dim may differ from q's and k's (Dv != Dk): drawn and measured
     options: dict = field(default_factory=dict)  # conventions a rubric may set ([conventions]): name -> the values
 
-    def configured(self, conventions: dict) -> "Exercise":
+    def configured(self, conventions: dict) -> Exercise:
         """This exercise under a rubric's conventions (a mask convention, say): the fields of those names replaced."""
         return replace(self, **conventions) if conventions else self
 

@@ -16,14 +16,11 @@ from pathlib import Path
 import hypothesis.errors
 import torch
 
-from grader.checks import draws as drawing
-from grader.checks import known_answers
-from grader.checks import reach as reaching
+from grader.checks import draws as drawing, known_answers, reach as reaching
 from grader.checks.core import Ctx, Failed
 from grader.checks.replay import Replay
 from grader.exercises import EXERCISES
-from grader.grading import DEFAULT_RUBRIC, diagnosis
-from grader.grading import build as builds
+from grader.grading import DEFAULT_RUBRIC, build as builds, diagnosis
 from grader.grading.builtin import BUILTIN, LOADS, POLICY
 from grader.grading.outcome import Failure, Grade, Outcome, Run, Status
 from grader.grading.rubric import Rubric
@@ -105,7 +102,7 @@ class Grading:
                 return Run(Status.SKIPPED, f"skipped: {dep} did not pass")
         if cid not in BUILTIN and self.subject is None and self.outcome(LOADS).status is not Status.PASSED:
             return Run(Status.SKIPPED, f"skipped: {LOADS} did not pass")  # a check that forgot `depends`
-        if cid not in BUILTIN and cid != reaching.CHARGED and self._measure() is not None and self.reach.none:
+        if cid not in BUILTIN and cid != reaching.CHARGED and (reach := self._measure()) is not None and reach.none:
             return Run(Status.SKIPPED, f"skipped: your function handles none of the input forms (see {reaching.CHARGED})")
         return None
 
@@ -115,7 +112,7 @@ class Grading:
             return self.catalogue[cid].run(self)
         spec = self.rubric.checks[cid]
         replay = Replay(cid, self.draws, self.plan.get(cid), [] if self.recorded is not None else None)
-        if replay.recording is not None:
+        if replay.recording is not None and self.recorded is not None:
             self.recorded[cid] = replay.recording
         ctx = self._ctx(spec.max_examples or self.rubric.hypothesis.max_examples, replay=replay)
         ctx.reach = self._measure()
@@ -193,6 +190,7 @@ class Grading:
             staged = self.staged or self._stage()
             if staged.refused:
                 return failed(staged.refused)
+            assert staged.copy is not None  # staged, not refused
             self.source, entry = loader.read(staged.copy, self.rubric.names, self.exercise.inputs, self.reading,
                                              shown=self.path)
         except LoadError as e:
@@ -303,7 +301,7 @@ class Grading:
 def record_plan(rubric: Rubric, draws: drawing.Draws) -> dict[str, list]:
     """The examples of every check the reference passes, drawn as they are for any submission that passes it."""
     fn = inspect.unwrap(EXERCISES[rubric.exercise].reference())
-    grading = Grading(inspect.getsourcefile(fn), rubric, planned=False, draws=draws)
+    grading = Grading(inspect.getsourcefile(fn) or "", rubric, planned=False, draws=draws)
     grading.recorded = {}
     grade = grading.finish()
     return {o.id: grading.recorded[o.id] for o in grade.outcomes if o.status is Status.PASSED and o.id in grading.recorded}

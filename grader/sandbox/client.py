@@ -13,6 +13,7 @@ import signal
 import socket
 import tempfile
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
@@ -99,7 +100,7 @@ class Subject:
     leading: bool = False  # an output-only result returned as (out, ...): its first element is graded (reach)
     blocked: set = field(default_factory=set)
     spent: float = 0.0
-    _proc: object = None
+    _proc: Any = None  # the worker's multiprocessing Process
     _pidfd: int | None = None
     _pids_wall: bool = False
     _sock: socket.socket | None = None
@@ -157,6 +158,7 @@ class Subject:
         nothing the student's code writes lands in the original)."""
         if not self.source.folder:
             return None
+        assert self._dir is not None  # made by _start
         dest = os.path.join(self._dir, "src")
         shutil.copytree(self.source.folder, dest, ignore=lambda d, names: [
             n for n in names if n.startswith(".") or n == "__pycache__" or (os.path.isfile(os.path.join(d, n)) and not n.endswith(".py"))
@@ -211,6 +213,7 @@ class Subject:
             raise WorkerLost(f"the submission used up its total time limit of {self.limits.total_timeout:g} s")
         budget = min(timeout, left)
         clock = RunClock(self._proc.pid, self._pidfd, budget, self._seen)
+        assert self._sock is not None  # a started worker's
         try:
             wire.send(self._sock, header, payload)
             reply, data = wire.recv(self._sock, clock.left)

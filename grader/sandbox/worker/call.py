@@ -78,6 +78,7 @@ def call(fn, parts: list[dict], req: dict, payload: bytes) -> tuple[dict, bytes]
         if not out.requires_grad:
             raise BadOutput(f"{labels[0]} does not require grad: it is not connected to {', '.join(names)} by autograd")
         # d/d(out) of sum(out * g) is exactly g; autograd.backward(out, g) would import sympy to check shapes
+        assert grad_out is not None  # popped above when grad
         (out * grad_out.to(device=out.device, dtype=out.dtype)).sum().backward()
         missing = [n for n, leaf in zip(names, leaves) if leaf.grad is None]
         if missing:

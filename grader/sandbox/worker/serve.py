@@ -11,6 +11,7 @@ import os
 import signal
 import socket
 import sys
+from typing import Any
 
 from grader.sandbox import wire
 from grader.sandbox.worker import blocker, failures, loading, warm
@@ -81,6 +82,7 @@ class _Server:
         _Server(sock, fn=self.fn, filename=self.filename, parts=self.parts).serve()
 
     def _answer(self, req: dict, payload: bytes) -> tuple[dict, bytes]:
+        reply: dict[str, Any]
         try:
             if self.broken:
                 raise _Broken(self.broken)
@@ -97,7 +99,7 @@ class _Server:
             reply, data = {"ok": False, "kind": wire.Kind.BAD_OUTPUT, "error": str(e), "shapes": e.shapes}, b""
         except _Broken as e:
             reply, data = {"ok": False, "kind": wire.Kind.SANDBOX, "error": str(e)}, b""
-        except BaseException as e:  # student code may raise anything, SystemExit and KeyboardInterrupt included
+        except BaseException as e:  # noqa: BLE001 - student code may raise anything, SystemExit and KeyboardInterrupt included
             reply = {"ok": False, "kind": failures.kind(e), "error": failures.describe(e),
                      "where": failures.student_frames(e, self.filename)}
             data = b""
