@@ -140,7 +140,9 @@ def verdicts(results_or_grade) -> tuple[dict, list[str]]:
 
 # One test per sample, not per rubric: a rubric's samples take up to a minute together, and such a test left for
 # last kept one pytest process busy after the other had finished.
+# A rubric in parts has no student build (the build refuses it, tested above), so it has no book to replay.
 EVERY_SAMPLE = [(rubric, sample) for rubric in sorted(p.stem for p in (ROOT / "rubrics").glob("*.toml"))
+                if not load(rubric).parts
                 for sample in submissions([str(SUBMISSIONS / rubric)], SUBMISSIONS / rubric / ".grades")]
 _books: dict = {}
 
