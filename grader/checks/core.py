@@ -17,7 +17,7 @@ import torch
 from hypothesis import Phase
 
 from grader.checks.failure import Case, Failed
-from grader.checks.format import Mismatch, mismatch, shape_of, shown
+from grader.checks.format import Mismatch, mismatch, shown
 from grader.checks.replay import Replay
 from grader.sandbox.client import StudentError, Subject, WorkerLost
 from grader.sandbox.wire import Kind
@@ -146,11 +146,11 @@ class Ctx:
         try:
             return self.replay.answer(fn, args, kw, extra, self.exercise.expect(*args, **shown(kw)))
         except StudentError as e:
-            failed = Failed(_raised(e, args, shown(kw), when))
+            failed = Failed(_raised(e, self.exercise.said(args, shown(kw)), when))
             failed.error = e
             raise failed from None
         except WorkerLost as e:
-            raise WorkerLost(f"{e} ({shape_of(*_qkv(args), **shown(kw))})") from None
+            raise WorkerLost(f"{e} ({self.exercise.said(args, shown(kw))})") from None
 
     def focus(self) -> None:
         """Make the next call, not the example's first, the one a failure shows (a step of a decoding loop)."""
@@ -225,13 +225,9 @@ class Ctx:
         return self.tolerances.get(name) or self.tolerances["float32"]
 
 
-def _qkv(args: tuple) -> list[torch.Tensor]:
-    """The q, k, v among a call's positional arguments, for shape_of."""
-    return [a for a in args[:3] if isinstance(a, torch.Tensor)]
-
-
-def _raised(e: StudentError, args: tuple, kw, when: str = "") -> str:
+def _raised(e: StudentError, said: str, when: str = "") -> str:
+    """The failure in words; `said`: the inputs it happened on (the exercise's `said`)."""
     where = f"\n    at {e.where.splitlines()[-1]}" if e.where else ""
     if e.kind is Kind.BAD_OUTPUT:
-        return f"for {shape_of(*_qkv(args), **kw)}: {e}"
-    return f"your function raised {e}{f' {when}' if when else ''} for {shape_of(*_qkv(args), **kw)}" + where
+        return f"for {said}: {e}"
+    return f"your function raised {e}{f' {when}' if when else ''} for {said}" + where

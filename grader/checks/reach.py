@@ -165,12 +165,13 @@ def _measure(ctx) -> Reach:
                 raise
             reach.fails[form] = str(e)  # lost on one form only (its results broke the protocol): that form fails
             continue
-        wrong = [(label, t) for label, t in zip(ctx.exercise.labels(), got) if t.dtype != args[0].dtype]
+        dtype = next(a.dtype for a in args if isinstance(a, torch.Tensor))  # the inputs' (a layer's sizes come first)
+        wrong = [(label, t) for label, t in zip(ctx.exercise.labels(), got) if t.dtype != dtype]
         if wrong:
             label, t = wrong[0]
             def name(d):
                 return str(d).removeprefix("torch.")
-            reach.fails[form] = f"for {form.words()} inputs, {label} has dtype {name(t.dtype)}, expected {name(args[0].dtype)}"
+            reach.fails[form] = f"for {form.words()} inputs, {label} has dtype {name(t.dtype)}, expected {name(dtype)}"
             continue
         reach.works.append(form)
         outs[form] = got[0]

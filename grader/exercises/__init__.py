@@ -8,6 +8,7 @@ from grader.exercises import (
     grouped_query,
     kv_cache,
     masked_self_attention,
+    mha_layer,
     prefix_lm,
     sdpa_mask,
     sliding_window,
@@ -16,5 +17,6 @@ from grader.exercises.base import Exercise
 
 EXERCISES: dict[str, Exercise] = {
     e.name: e for e in (chapter5.EXERCISE, masked_self_attention.EXERCISE, sliding_window.EXERCISE, prefix_lm.EXERCISE,
-                        grouped_query.EXERCISE, kv_cache.EXERCISE, sdpa_mask.EXERCISE)
+                        grouped_query.EXERCISE, kv_cache.EXERCISE, sdpa_mask.EXERCISE,
+                        mha_layer.EXERCISE)
 }

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 import torch
 
 from grader.checks import strategies as S
-from grader.checks.format import future
+from grader.checks.format import future, shape_of
 from grader.checks.reach import Form
 from grader.checks.shared import SHARED
 
@@ -88,6 +88,10 @@ class Exercise:
 
     def why_forbidden(self, i: int, j: int) -> str:
         return f"key {j} is in the future of query {i}"
+
+    def said(self, args: tuple, kw: dict) -> str:
+        """The inputs of a call in words, for a failure's message: 'q, k, v of shape (2, 3, 4) float32 (T=3, H=4)'."""
+        return shape_of(*[a for a in args[:3] if isinstance(a, torch.Tensor)], **kw)
 
     @property
     def weighs(self) -> bool:

@@ -103,23 +103,34 @@ CS336 = SUBMISSIONS / "cs336"
 
 @pytest.mark.parametrize("name", ["correct_functional", "correct_modules", "bug_public_incfly", "bug_public_donglinkang",
                                   "bug_layer_no_transpose"])
-def test_a_cs336_folder_with_a_right_sdpa_gets_the_sdpa_part_in_full(name):
+def test_a_cs336_folder_with_a_right_sdpa_gets_the_sdpa_part_in_full(name, grade_of):
     """correct_functional and donglinkang keep the handout's `importlib.metadata.version("cs336_basics")`: the worker's
     copy of the folder has its packages' metadata, as `uv sync` gives the course's environment. A fully masked row is
     outside CS336's contract (the public SDPAs give NaN there): not checked."""
-    grade = Grading(CS336 / name, load("cs336")).finish()
+    grade = grade_of(CS336 / name, "cs336")
     sdpa = [o for o in grade.outcomes if o.id.startswith("sdpa.")]
     assert sdpa and all(o.status == "passed" for o in sdpa), [(o.id, o.message[:200]) for o in sdpa if o.status != "passed"]
 
 
-def test_cs336_mask_read_the_other_way_round():
-    grade = Grading(CS336 / "bug_sdpa_mask_inverted", load("cs336")).finish()
+@pytest.mark.parametrize("name, lost", [
+    ("correct_functional", set()), ("correct_modules", set()), ("bug_public_incfly", set()),
+    # built on the CPU and never moved, and [B, T, d_model] float32 alone: its limitation charged once
+    ("bug_public_donglinkang", {"layer.output_shape", "layer.device_placement"}),
+    ("bug_layer_no_transpose", {"layer.future_invariance", "layer.heads_kept_apart", "layer.reference_match"}),
+])
+def test_a_cs336_folders_layer_is_graded_through_its_adapter(name, lost, grade_of):
+    grade = grade_of(CS336 / name, "cs336")
+    assert {o.id for o in grade.outcomes if o.id.startswith("layer.") and o.status == "failed"} == lost
+
+
+def test_cs336_mask_read_the_other_way_round(grade_of):
+    grade = grade_of(CS336 / "bug_sdpa_mask_inverted", "cs336")
     assert {"sdpa.mask_respected", "sdpa.future_weights_zero", "sdpa.reference_match"} <= failed(grade)
     assert grade.diagnosis[:1] == ["mask inverted"]
 
 
-def test_cs336_the_handout_as_given_scores_0_and_says_not_implemented():
-    grade = Grading(CS336 / "vacuous_handout", load("cs336")).finish()
+def test_cs336_the_handout_as_given_scores_0_and_says_not_implemented(grade_of):
+    grade = grade_of(CS336 / "vacuous_handout", "cs336")
     assert grade.score == 0 and "NotImplementedError" in " ".join(o.message for o in grade.outcomes)
 
 

@@ -74,7 +74,9 @@ def call(fn, parts: list[dict], req: dict, payload: bytes) -> tuple[dict, bytes]
     if req.get("return_inputs"):
         results += inputs  # as the function left them
     if grad:
-        out, names = results[0], req.get("names") or [str(i) for i in range(len(leaves))]
+        out, named = results[0], req.get("names") or []
+        # each leaf by the name of its position (a None among the positional inputs takes no leaf)
+        names = [named[j] if j < len(named) else str(j) for j, a in enumerate(req["args"]) if isinstance(a, dict) and "t" in a]
         if not out.requires_grad:
             raise BadOutput(f"{labels[0]} does not require grad: it is not connected to {', '.join(names)} by autograd")
         # d/d(out) of sum(out * g) is exactly g; autograd.backward(out, g) would import sympy to check shapes

@@ -25,6 +25,8 @@ class DeviceTrace(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if func.overloadpacket.__name__ == "copy_" and _into_other(args, self.device):
+            return args[0]  # simulated data into a CPU tensor (load_state_dict): CUDA copies it; meta has none to copy
         if func.overloadpacket.__name__ not in _MAY_MIX:
             tensors = [a for a in tree_leaves((args, kwargs)) if isinstance(a, torch.Tensor)]
             if any(t.device.type == self.device for t in tensors):
@@ -37,3 +39,10 @@ class DeviceTrace(TorchDispatchMode):
                     )
                     raise DeviceError(self.found[-1])
         return func(*args, **kwargs)
+
+
+def _into_other(args, device: str) -> bool:
+    """copy_(dst, src) from the simulated device into a tensor elsewhere."""
+    dst, src = (args + (None, None))[:2]
+    return (isinstance(dst, torch.Tensor) and isinstance(src, torch.Tensor) and src.device.type == device
+            and dst.device.type != device)

@@ -1,0 +1,525 @@
+"""Causal multi-head self-attention with given weights, as Stanford CS336 assignment 1's adapter asks for it:
+`run_multihead_self_attention(d_model, num_heads, q_proj_weight, k_proj_weight, v_proj_weight, o_proj_weight,
+in_features)` (also `multihead_self_attention`), weights [d_model, d_model] applied as `x @ W.T`, in_features
+[..., T, d_model] with any batch dims, the output [..., T, d_model] alone returned (issue 32, part 1).
+
+The shared checks take q, k, v; a layer takes x and weights, so it has checks of its own: causality and batch
+independence over the input's tokens, the weights' orientation, the output projection, the heads' order, the scale
+by the head size, devices, gradients and the reference. The drawn weights have unit-variance projections; sizes
+and a seed are drawn (hypothesis shrinks those, not thousands of weights).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+import torch
+from hypothesis import strategies as st
+
+from grader.checks.core import Ctx, Failed, check
+from grader.checks.format import fmt, mismatch
+from grader.checks.reach import Form
+from grader.exercises.base import OUT, Exercise
+from grader.sandbox.client import StudentError, WorkerLost
+from grader.sandbox.wire import Kind
+
+CHECKS: dict = {}
+own = partial(check, CHECKS)
+
+INPUTS = ("d_model", "num_heads", "q_proj_weight", "k_proj_weight", "v_proj_weight", "o_proj_weight", "in_features")
+WQ, WK, WV, WO, X = 2, 3, 4, 5, 6  # where each tensor is in a call's arguments
+
+
+def reference():
+    from grader.reference.mha_layer import multihead_self_attention
+
+    return multihead_self_attention
+
+
+# -- drawing: sizes and a seed; x [batch..., T, d_model] and the four weights ------------------------------------------
+def made(g: torch.Generator, batch: tuple, t: int, heads: int, hs: int, dtype) -> tuple:
+    d = heads * hs
+    x = torch.randn(*batch, t, d, generator=g, dtype=torch.float64).to(dtype)
+    w = [(torch.randn(d, d, generator=g, dtype=torch.float64) * d**-0.5).to(dtype) for _ in range(4)]
+    return (d, heads, *w, x)
+
+
+@st.composite
+def drawn(draw, lead=(1, 1), b=(1, 2), t=(1, 6), heads=(1, 3), size=(1, 3), dtypes=(np.float32,)):
+    dtype = {np.float32: torch.float32, np.float64: torch.float64}[draw(st.sampled_from(dtypes))]
+    n = draw(st.integers(*lead))
+    batch = tuple(draw(st.integers(*b)) if i == 0 else draw(st.integers(1, 2)) for i in range(n))
+    t_, h, hs = (draw(st.integers(*r)) for r in (t, heads, size))
+    return made(torch.Generator().manual_seed(draw(st.integers(0, 2**16 - 1))), batch, t_, h, hs, dtype)
+
+
+def drawing(ctx: Ctx, lead=(1, 2), dtypes=(np.float32,), **kw):
+    """drawn() within what the function handles (its reach): its numbers of batch dims and its dtypes."""
+    if ctx.reach is not None:
+        lead, dtypes = ctx.reach.dims(*lead), ctx.reach.dtypes(dtypes)
+    return drawn(lead=lead, dtypes=dtypes, **kw)
+
+
+def said(args) -> str:
+    d, heads, x = args[0], args[1], args[X]
+    dtype = str(x.dtype).removeprefix("torch.")
+    return (f"in_features of shape {tuple(x.shape)} {dtype} (T={x.shape[-2]}, d_model={d}, "
+            f"{heads} head{'s' * (heads > 1)} of size {d // heads})")
+
+
+def out_of(ctx: Ctx, args) -> torch.Tensor:
+    return ctx.call_all(*args)[0]
+
+
+def replaced(args, at: dict) -> tuple:
+    """args with the tensors at some places (WQ... X) replaced."""
+    return tuple(at.get(i, a) for i, a in enumerate(args))
+
+
+def token(x: torch.Tensor, j: int) -> str:
+    """'x[0, 3]': token j of the first sequence, with every batch dim at 0."""
+    return ", ".join(["0"] * (x.dim() - 2) + [str(j)])
+
+
+def moved(w: torch.Tensor) -> torch.Tensor:
+    return -2 * w + 0.5
+
+
+# -- the checks ---------------------------------------------------------------------------------------------------
+@own(
+    "output_shape",
+    "out is [..., T, d_model] in in_features' dtype, for [B, T, d_model], [T, d_model] and more batch dims, float32 and float64",
+    "reshapes written for [B, T, d_model] only (B, T, _ = x.shape), or a module of float32 weights that float64 inputs meet",
+    "Write it for any batch dims: *lead, T, _ = in_features.shape, reshape(*lead, T, heads, d_head), transpose(-3, -2) "
+    "(or einops with '...'), and keep the input's dtype.",
+)
+def output_shape(ctx: Ctx) -> None:
+    # the reach, measured before every check, is charged here once; the others run on the forms that work
+    if ctx.reach is not None and ctx.reach.lost:
+        raise WorkerLost(ctx.reach.lost)
+    if ctx.reach is not None and (ctx.reach.fails or ctx.reach.leading):
+        raise Failed(explain(ctx.reach))
+
+    def prop(args):
+        out = out_of(ctx, args)
+        if out.dtype != args[X].dtype:
+            raise Failed(f"for {said(args)}: out has dtype {str(out.dtype).removeprefix('torch.')}, expected "
+                         f"{str(args[X].dtype).removeprefix('torch.')}")
+
+    ctx.prove(drawing(ctx, lead=(0, 2), dtypes=(np.float32, np.float64)), prop, max_examples=min(ctx.max_examples, 8))
+
+
+def explain(reach) -> str:
+    if reach.leading:
+        return reach.leading
+    first = next(iter(reach.fails.values()))
+    if reach.none:
+        return f"your function handles none of the inputs tried ({named(reach.fails)}):\n{first}"
+    cause = ""
+    if all(f.dtype == torch.float64 for f in reach.fails):
+        cause = ("\nIt works in float32 only: make what it builds (a module's weights, a mask) in the input's dtype, "
+                 "or use the given weights as they are.")
+    elif all(f.dtype == torch.float32 for f in reach.fails):
+        cause = ("\nIt takes some numbers of batch dims only: CS336's in_features is [..., T, d_model]; write the "
+                 "reshapes with *lead (or einops' '...').")
+    return (f"your function does not handle {named(reach.fails)} inputs; the other checks ran on those it handles "
+            f"({named(reach.works)}).\n{first}{cause}")
+
+
+def named(forms) -> str:
+    return ", ".join(f.words() for f in forms)
+
+
+@own(
+    "content_dependent",
+    "each output mixes the earlier tokens by attention: it changes with an earlier token, and with W_Q and W_K",
+    "a function that returns zeros, the values alone (x @ W_V.T @ W_O.T), or mixes tokens by a rule that ignores the queries and keys",
+    "out[..., i, :] = W_O concat_h softmax(q_i k_j^T / sqrt(d_head) for j <= i) v_j: compute the scores from the "
+    "queries and keys and use them.",
+)
+def content_dependent(ctx: Ctx) -> None:
+    def prop(args):
+        out = out_of(ctx, args)
+        if not torch.isfinite(out).all():
+            raise Failed(f"for {said(args)} with ordinary values, out holds NaN or inf")
+        x = args[X]
+        last = x.shape[-2] - 1
+        x2 = x.clone()
+        x2[(0,) * (x.dim() - 2) + (0,)] = moved(x2[(0,) * (x.dim() - 2) + (0,)])
+        first = (0,) * (x.dim() - 2) + (last,)
+        if torch.equal(out_of(ctx, replaced(args, {X: x2}))[first], out[first]):
+            raise Failed(f"for {said(args)}, changing x[{token(x, 0)}] left out[{token(x, last)}] unchanged: each "
+                         "output reads its own token only, not the earlier ones by attention")
+        for i, name, what in ((WQ, "W_Q", "queries"), (WK, "W_K", "keys")):
+            if torch.equal(out_of(ctx, replaced(args, {i: moved(args[i])})), out):
+                raise Failed(f"for {said(args)}, changing {name} left out unchanged: the attention weights ignore "
+                             f"the {what}")
+
+    ctx.prove(drawing(ctx, t=(2, 5)), prop, max_examples=min(ctx.max_examples, 8))
+
+
+@own(
+    "future_invariance",
+    "changing token j of in_features never changes an output at a position i < j (causality over the input)",
+    "no causal mask, the wrong triangle, or heads split so that tokens mix (reshape(..., heads, T, d_head) without "
+    "going through [..., T, heads, d_head] and a transpose)",
+    "Mask the scores where j > i with -inf before the softmax over the keys, and split the heads with "
+    "reshape(*lead, T, heads, d_head).transpose(-3, -2).",
+)
+def future_invariance(ctx: Ctx) -> None:
+    def prop(x):
+        args, j = x
+        out = out_of(ctx, args)
+        xs = args[X].clone()
+        at = (0,) * (xs.dim() - 2)
+        xs[at + (j,)] = moved(xs[at + (j,)])
+        out2 = out_of(ctx, replaced(args, {X: xs}))
+        bad = mismatch("out", out2[at + (slice(0, j),)], out[at + (slice(0, j),)], *ctx.tol(out.dtype))
+        if bad:
+            i = bad.index[0] if bad.index else 0
+            raise Failed(f"for {said(args)}: changing x[{token(xs, j)}] changed out[{token(xs, i)}] "
+                         f"({bad.said('before it was')}): position {i} sees token {j}, which is in its future")
+
+    ctx.prove(_with_token(drawing(ctx, t=(2, 6))), prop)
+
+
+@st.composite
+def _with_token(draw, inputs):
+    args = draw(inputs)
+    return args, draw(st.integers(1, args[X].shape[-2] - 1))
+
+
+@own(
+    "batch_independence",
+    "each sequence's output depends only on that sequence",
+    "the batch flattened into one long sequence (x.reshape(-1, d_model) attended over as a whole), or a reshape that mixes the batch dim",
+    "Keep the batch dims apart: project with in_features @ W.T, which keeps them, and attend over the last two dims only.",
+)
+def batch_independence(ctx: Ctx) -> None:
+    def prop(args):
+        out = out_of(ctx, args)
+        x = args[X]
+        for b in range(x.shape[0]):
+            alone = out_of(ctx, replaced(args, {X: x[b : b + 1]}))
+            bad = mismatch("out", alone, out[b : b + 1], *ctx.tol(out.dtype))
+            if bad:
+                raise Failed(f"for {said(args)}, sequence {b} on its own (B=1) gives "
+                             f"{bad.in_element(b).said(f'within the batch of {x.shape[0]}:')}: its output depends on "
+                             "the other sequences")
+
+    ctx.prove(drawing(ctx, lead=(1, 2), b=(2, 3), t=(1, 5)), prop, max_examples=min(ctx.max_examples, 8))
+
+
+@own(
+    "weights_transposed",
+    "the weights are [d_out, d_in], applied as x @ W.T: column c of W_Q, W_K, W_V meets input feature c, and row o of W_O makes output feature o",
+    "x @ W instead of x @ W.T (the weights read as [d_in, d_out]), for the input projections or the output one",
+    "Apply each weight as in_features @ W.T (torch.nn.functional.linear(x, W), or einsum('... i, o i -> ... o')).",
+)
+def weights_transposed(ctx: Ctx) -> None:
+    def prop(x):
+        args, c = x
+        d = args[0]
+        xs = torch.zeros_like(args[X])
+        xs[..., c] = args[X][..., c]
+        args = replaced(args, {X: xs})
+        out = out_of(ctx, args)
+        others = torch.arange(d) != c
+        changed = {}
+        for i in (WQ, WK, WV):
+            w = args[i].clone()
+            w[:, others] = moved(w[:, others])
+            changed[i] = w
+        bad = mismatch("out", out_of(ctx, replaced(args, changed)), out, *ctx.tol(out.dtype))
+        if bad:
+            raise Failed(f"for {said(args)} zero but in feature {c}, changing the columns of W_Q, W_K and W_V other "
+                         f"than {c} changed {bad.said('before it was')}: with x @ W.T only column {c} meets that "
+                         "feature; your projections read W's rows by input feature (x @ W instead of x @ W.T)")
+        o = (c + 1) % d
+        w = args[WO].clone()
+        w[o] = moved(w[o])
+        out2 = out_of(ctx, replaced(args, {WO: w}))
+        keep = torch.arange(d) != o
+        bad = mismatch("out", out2[..., keep], out[..., keep], *ctx.tol(out.dtype))
+        if bad:
+            raise Failed(f"for {said(args)}, changing row {o} of W_O changed an output feature other than {o} "
+                         f"({bad.said('before it was')}): with y @ W_O.T row {o} makes output feature {o} alone; "
+                         "your output projection reads W_O as [d_in, d_out] (y @ W_O instead of y @ W_O.T)")
+
+    ctx.prove(_with_feature(drawing(ctx, t=(1, 5), size=(2, 3))), prop, max_examples=min(ctx.max_examples, 8))
+
+
+@st.composite
+def _with_feature(draw, inputs):
+    args = draw(inputs)
+    return args, draw(st.integers(0, args[0] - 1))
+
+
+@own(
+    "out_proj_once",
+    "the output projection is applied once: doubling W_O doubles out",
+    "the concatenated heads returned without W_O, or W_O applied twice",
+    "After merging the heads ([..., T, d_model]), multiply once by W_O.T: return y @ o_proj_weight.T.",
+)
+def out_proj_once(ctx: Ctx) -> None:
+    def prop(args):
+        out = out_of(ctx, args)
+        out2 = out_of(ctx, replaced(args, {WO: 2 * args[WO]}))
+        rtol, atol = ctx.tol(out.dtype)
+        bad = mismatch("out", out2, 2 * out, rtol, atol)
+        if bad:
+            how = ("never applied: out did not change" if torch.equal(out2, out) else
+                   "applied more than once: out grew 4 times" if not mismatch("out", out2, 4 * out, rtol, atol) else
+                   "not applied as y @ W_O.T")
+            raise Failed(f"for {said(args)}, doubling W_O should double out: {bad.said('twice the output is')}; the "
+                         f"output projection is {how}")
+
+    ctx.prove(drawing(ctx, t=(1, 5)), prop, max_examples=min(ctx.max_examples, 8))
+
+
+def block(h: int, hs: int) -> slice:
+    return slice(h * hs, (h + 1) * hs)
+
+
+@own(
+    "heads_kept_apart",
+    "heads are split and merged in the same order: with W_O's columns of head h alone non-zero, out depends on head h's rows of W_Q, W_K, W_V alone",
+    "reshape(..., heads, T, d_head) without the transpose (tokens mixed across heads), heads merged as [d_head, heads] "
+    "('(d h)' after an '(h d)' split), or heads taken from interleaved features",
+    "Split with reshape(*lead, T, heads, d_head).transpose(-3, -2) (einops: '... t (h d) -> ... h t d'); merge back "
+    "with transpose(-3, -2).reshape(*lead, T, d_model) ('... h t d -> ... t (h d)').",
+)
+def heads_kept_apart(ctx: Ctx) -> None:
+    def prop(x):
+        args, (h, g) = x
+        hs = args[0] // args[1]
+        w_o = torch.zeros_like(args[WO])
+        w_o[:, block(h, hs)] = args[WO][:, block(h, hs)]
+        args = replaced(args, {WO: w_o})
+        out = out_of(ctx, args)
+        changed = {}
+        for i in (WQ, WK, WV):
+            w = args[i].clone()
+            w[block(g, hs)] = moved(w[block(g, hs)])
+            changed[i] = w
+        bad = mismatch("out", out_of(ctx, replaced(args, changed)), out, *ctx.tol(out.dtype))
+        if bad:
+            raise Failed(f"for {said(args)}, with W_O's columns of head {h} alone non-zero, changing head {g}'s rows "
+                         f"of W_Q, W_K and W_V (rows {g * hs}:{(g + 1) * hs}) changed {bad.said('before it was')}: "
+                         f"what head {h} gives depends on head {g}, so the heads are not split and merged in the same "
+                         "order")
+
+    ctx.prove(_two_heads(drawing(ctx, t=(2, 5), heads=(2, 3), size=(1, 3))), prop)
+
+
+@st.composite
+def _two_heads(draw, inputs):
+    args = draw(inputs)
+    h = draw(st.integers(0, args[1] - 1))
+    return args, (h, draw(st.sampled_from([g for g in range(args[1]) if g != h])))
+
+
+SCALES = {"1/sqrt(d_model)": lambda d, hs: d**-0.5, "no scaling": lambda d, hs: 1.0, "1/d_head": lambda d, hs: 1 / hs,
+          "1/d_model": lambda d, hs: 1 / d}
+
+
+def more_heads(args) -> tuple:
+    """The same layer with as many heads again, all of zero weights (d_model doubled, d_head kept): its output is
+    the old one, padded with zeros."""
+    d, heads = args[0], args[1]
+    w = []
+    for i in (WQ, WK, WV, WO):
+        big = torch.zeros(2 * d, 2 * d, dtype=args[i].dtype)
+        big[:d, :d] = args[i]
+        w.append(big)
+    return (2 * d, 2 * heads, *w, torch.nn.functional.pad(args[X], (0, d)))
+
+
+def wider_heads(args) -> tuple:
+    """The same layer with each head padded with zero features to 4 times its size and W_Q doubled: q k^T doubles
+    and 1/sqrt(d_head) halves, so its output is the old one, padded with zeros."""
+    d, heads = args[0], args[1]
+    hs = d // heads
+    rows = torch.tensor([h * 4 * hs + r for h in range(heads) for r in range(hs)])  # each old row's new place
+    w = []
+    for i in (WQ, WK, WV):
+        big = torch.zeros(4 * d, 4 * d, dtype=args[i].dtype)
+        big[rows, :d] = args[i] * (2 if i == WQ else 1)
+        w.append(big)
+    w_o = torch.zeros(4 * d, 4 * d, dtype=args[WO].dtype)
+    w_o[:d, rows] = args[WO]
+    return (4 * d, heads, *w, w_o, torch.nn.functional.pad(args[X], (0, 3 * d)))
+
+
+@own(
+    "sqrt_scaling",
+    "scores are scaled by 1/sqrt(d_head), the head size, not d_model: more heads of zero weights, or heads padded "
+    "with zero features (W_Q doubled to match), leave out unchanged",
+    "scaling by 1/sqrt(d_model) (the model width instead of the head size), by 1/d_head, or not at all",
+    "Divide each head's scores by math.sqrt(d_head) with d_head = d_model // num_heads (q.size(-1) after the split).",
+)
+def sqrt_scaling(ctx: Ctx) -> None:
+    def prop(args):
+        out = out_of(ctx, args)
+        d, hs = args[0], args[0] // args[1]
+        heads = f"{args[1]} head{'s' * (args[1] > 1)}"
+        grown = {f"adding {heads} of zero weights (d_model {d} -> {2 * d}, d_head {hs} kept)": more_heads(args),
+                 f"padding each head with zero features (d_head {hs} -> {4 * hs}, W_Q doubled)": wider_heads(args)}
+        for how, bigger in grown.items():
+            got = out_of(ctx, bigger)
+            bad = ctx.accurate("out", got[..., :d], out, out.dtype)
+            if bad:
+                raise Failed(f"for {said(args)}, {how} changed {bad.said('before it was')}{_scale_named(ctx, bigger, got)}")
+
+    ctx.prove(drawing(ctx, t=(2, 5), size=(1, 3), dtypes=(np.float64,)), prop, max_examples=min(ctx.max_examples, 8))
+
+
+def _scale_named(ctx: Ctx, args, out) -> str:
+    """The wrong scale that explains out (of the grown layer, whose d_model and d_head differ), in words."""
+    d, hs = args[0], args[0] // args[1]
+    for name, f in SCALES.items():
+        if f(d, hs) != hs**-0.5 and not ctx.accurate("out", out, ctx.reference(*args, scale=f(d, hs))[0], out.dtype):
+            return f": your scores are scaled by {name} = {fmt(f(d, hs))}, expected 1/sqrt(d_head) = {fmt(hs ** -0.5)}"
+    return ": the scores' scale depends on something other than the head size"
+
+
+@own(
+    "device_placement",
+    "works when in_features and the weights live on another device (GPU): every tensor it makes is on the input's device",
+    "a causal mask built on the CPU (torch.ones(T, T) without device=), or a module built on the CPU and never moved to the weights' device",
+    "Create masks on the input's device (torch.ones(T, T, dtype=torch.bool, device=in_features.device)), and build "
+    "any module with device=in_features.device.",
+)
+def device_placement(ctx: Ctx) -> None:
+    forms = ctx.forms()
+    form = forms[0]
+    batch = (2,) + (1,) * (form.dims - 1) if form.dims else ()
+    args = made(torch.Generator().manual_seed(1), batch, 5, 2, 4, form.dtype)
+    if ctx.device == "cuda":  # real data crosses back, so compare it
+        bad = mismatch("out", out_of(ctx, args), ctx.reference(*args)[0], *ctx.tol(form.dtype))
+        if bad:
+            raise Failed(f"on cuda, for {said(args)}: {bad}")
+        return
+    try:  # meta tensors have no data: an op mixing them with a CPU tensor raises
+        ctx.subject.devices("meta", *args, expect=ctx.exercise.expect(*args))
+    except StudentError as e:
+        if e.kind is Kind.DEVICE:
+            raise Failed(f"with {said(args)} on a non-CPU device (simulated with meta tensors): {e}") from None
+
+
+@own(
+    "inputs_unchanged",
+    "in_features and the weights are not modified in place",
+    "an in-place operation on an input (q_proj_weight /= math.sqrt(d_head), in_features.mul_(...)), which changes the caller's tensor",
+    "Use out-of-place operations (w = q_proj_weight / math.sqrt(d_head)); the caller still needs its weights.",
+)
+def inputs_unchanged(ctx: Ctx) -> None:
+    def prop(args):
+        left = ctx.call_inputs(*args)[1:]
+        for name, a, b in zip(INPUTS[2:], args[2:], left):
+            if not torch.equal(a, b):
+                i = tuple(int(j) for j in torch.nonzero(a != b)[0])
+                raise Failed(f"for {said(args)}: your function changed {name}[{', '.join(map(str, i))}] from "
+                             f"{fmt(float(a[i]))} to {fmt(float(b[i]))}")
+
+    ctx.prove(drawing(ctx, t=(1, 5)), prop, max_examples=min(ctx.max_examples, 6))
+
+
+@own(
+    "reference_match",
+    "out matches causal multi-head attention with these weights: x @ W.T per projection, heads of d_head rows, "
+    "softmax(q k^T / sqrt(d_head)) over j <= i, heads concatenated in order, then @ W_O.T",
+    "any numerical difference from the formula: a wrong scale, heads in another order, a weight transposed, the mask wrong",
+    "Check each step on a tiny input (d_model=4, 2 heads, T=3) by hand, against the formula in the handout.",
+)
+def reference_match(ctx: Ctx) -> None:
+    def prop(args):
+        bad = ctx.accurate("out", out_of(ctx, args), ctx.reference(*args)[0], args[X].dtype)
+        if bad:
+            raise Failed(f"for {said(args)}: {bad.said('the reference gives')}")
+
+    ctx.prove(drawing(ctx, heads=(1, 4), t=(1, 8), dtypes=(np.float32, np.float64)), prop)
+
+
+GRADS_NOTE = ("no gradient reaches the weights you were given: your function copies them into a module "
+              "(load_state_dict, weight.data = ...) or detaches them, so backward reaches the module's own "
+              "parameters, which is what CS336's adapters do; the gradients were not compared (not graded)")
+
+
+@own(
+    "gradients",
+    "backward through out reaches in_features and the weights with the reference's gradients",
+    "attention weights detached (.detach(), torch.no_grad(), a numpy round trip) so that the gradient through the scores is lost",
+    "Compute the output from differentiable torch ops; never detach the scores or the softmax.",
+)
+def gradients(ctx: Ctx) -> None:
+    def prop(args):
+        g = torch.randn(args[X].shape, generator=torch.Generator().manual_seed(2), dtype=args[X].dtype)
+        try:
+            got = ctx.grads(*args, grad_out=g)
+        except Failed as e:
+            # the worker names the leaves no gradient reaches; every weight but not the input: a module took copies
+            words = str(e.error) if e.error is not None else ""
+            if "no gradient reaches" in words and all(n in words for n in INPUTS[2:6]) and INPUTS[X] not in words:
+                if GRADS_NOTE not in ctx.notes:
+                    ctx.notes.append(GRADS_NOTE)
+                return
+            raise
+        leaves = [a.clone().requires_grad_(True) if isinstance(a, torch.Tensor) else a for a in args]
+        (ctx.reference(*leaves)[0] * g).sum().backward()
+        for name, got_, leaf in zip(INPUTS[2:], got, leaves[2:]):
+            bad = ctx.accurate(f"grad of {name}", got_, leaf.grad, args[X].dtype, scale=10)
+            if bad:
+                raise Failed(f"for {said(args)}, loss = sum(out * g): {bad.said('the reference gives')}")
+
+    ctx.prove(drawing(ctx, t=(1, 5), dtypes=(np.float64,)), prop, max_examples=min(ctx.max_examples, 6))
+
+
+# -- the exercise -------------------------------------------------------------------------------------------------
+LAYOUTS = {0: "[T, d_model]", 1: "[B, T, d_model]", 2: "[B, S, T, d_model]"}
+
+
+@dataclass(frozen=True)
+class LayerForm(Form):
+    """in_features with `dims` batch dims, of a dtype."""
+
+    def words(self) -> str:
+        return f"{LAYOUTS.get(self.dims, f'{self.dims + 2}-D')} {str(self.dtype).removeprefix('torch.')}"
+
+
+@dataclass(frozen=True)
+class MhaLayer(Exercise):
+    def expect(self, *args, **kw) -> list[tuple[int, ...]]:
+        return [tuple(args[X].shape)]
+
+    def forms(self) -> list[Form]:
+        """The contract first ([B, T, d_model] float32, CS336's tests), then float64, no batch dim, two batch dims."""
+        return [LayerForm(1, torch.float32), LayerForm(1, torch.float64), LayerForm(0, torch.float32),
+                LayerForm(2, torch.float32)]
+
+    def example(self, form: Form) -> tuple[tuple, dict]:
+        """B=2, S=3, T=5, 2 heads of size 3: every size differs, so a size taken from the wrong dim shows."""
+        batch = (2, 3)[: form.dims]
+        return made(torch.Generator().manual_seed(12), batch, 5, 2, 3, form.dtype), {}
+
+    def said(self, args: tuple, kw: dict) -> str:
+        ok = len(args) == len(INPUTS) and isinstance(args[X], torch.Tensor) and isinstance(args[0], int)
+        return said(args) if ok else "these inputs"
+
+    @property
+    def catalogue(self) -> dict:
+        return dict(self.checks)  # the shared checks take q, k, v: a layer has its own
+
+
+EXERCISE = MhaLayer(
+    "mha_layer",
+    ("run_multihead_self_attention", "multihead_self_attention"),
+    reference,
+    checks=CHECKS,
+    inputs=INPUTS,
+    results=(OUT,),
+    lead=(0, 2),
+    heads=(1, 3),
+)

@@ -1,0 +1,20 @@
+# BUG: the causal mask is built without device=..., so it lives on the CPU: right on CPU inputs, fails for inputs on
+# any other device (masked_fill with a CPU mask on a CUDA tensor raises).
+import math
+
+import torch
+
+
+def run_multihead_self_attention(d_model, num_heads, q_proj_weight, k_proj_weight, v_proj_weight, o_proj_weight,
+                                 in_features):
+    *lead, T, _ = in_features.shape
+    d_head = d_model // num_heads
+
+    def split(w):
+        return (in_features @ w.T).reshape(*lead, T, num_heads, d_head).transpose(-3, -2)
+
+    q, k, v = split(q_proj_weight), split(k_proj_weight), split(v_proj_weight)
+    future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+    scores = (q @ k.transpose(-2, -1) / math.sqrt(d_head)).masked_fill(future, float("-inf"))
+    out = (torch.softmax(scores, dim=-1) @ v).transpose(-3, -2).reshape(*lead, T, d_model)
+    return out @ o_proj_weight.T

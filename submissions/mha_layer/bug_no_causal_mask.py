@@ -1,0 +1,18 @@
+# BUG: no causal mask: every position attends to the whole sequence, the future included.
+import math
+
+import torch
+
+
+def run_multihead_self_attention(d_model, num_heads, q_proj_weight, k_proj_weight, v_proj_weight, o_proj_weight,
+                                 in_features):
+    *lead, T, _ = in_features.shape
+    d_head = d_model // num_heads
+
+    def split(w):
+        return (in_features @ w.T).reshape(*lead, T, num_heads, d_head).transpose(-3, -2)
+
+    q, k, v = split(q_proj_weight), split(k_proj_weight), split(v_proj_weight)
+    weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d_head), dim=-1)
+    out = (weights @ v).transpose(-3, -2).reshape(*lead, T, d_model)
+    return out @ o_proj_weight.T

@@ -1,0 +1,22 @@
+# BUG: splits heads with reshape(..., heads, T, d_head) straight from [..., T, d_model], without going through
+# [..., T, heads, d_head] and a transpose: each "head" row mixes features of several tokens, so heads mix tokens and
+# the causal mask no longer lines up with positions (an output depends on later tokens). Right only when heads == 1.
+import math
+
+import torch
+
+
+def run_multihead_self_attention(d_model, num_heads, q_proj_weight, k_proj_weight, v_proj_weight, o_proj_weight,
+                                 in_features):
+    *lead, T, _ = in_features.shape
+    d_head = d_model // num_heads
+
+    def split(w):
+        return (in_features @ w.T).reshape(*lead, num_heads, T, d_head)
+
+    q, k, v = split(q_proj_weight), split(k_proj_weight), split(v_proj_weight)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(d_head)
+    future = torch.triu(torch.ones(T, T, dtype=torch.bool, device=in_features.device), diagonal=1)
+    weights = torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1)
+    out = (weights @ v).transpose(-3, -2).reshape(*lead, T, d_model)
+    return out @ o_proj_weight.T
