@@ -49,6 +49,7 @@ class Exercise:
     forbidden_caption: str = "the future (j > i)"  # what the heatmap hatches, in words
     value_size: bool = False  # v's last dim may differ from q's and k's (Dv != Dk): drawn and measured
     options: dict = field(default_factory=dict)  # conventions a rubric may set ([conventions]): name -> the values
+    build: dict | None = None  # a layer handed in as an nn.Module class: the worker builds it (sandbox.worker.modules)
 
     def configured(self, conventions: dict) -> Exercise:
         """This exercise under a rubric's conventions (a mask convention, say): the fields of those names replaced."""

@@ -22,6 +22,7 @@ from grader.checks.core import Ctx, Failed, check
 from grader.checks.format import fmt, mismatch
 from grader.checks.reach import Form
 from grader.exercises.base import OUT, Exercise
+from grader.exercises.layer_scales import scale_named
 from grader.sandbox.client import StudentError, WorkerLost
 from grader.sandbox.wire import Kind
 
@@ -321,9 +322,6 @@ def _two_heads(draw, inputs):
     return args, (h, draw(st.sampled_from([g for g in range(args[1]) if g != h])))
 
 
-SCALES = {"1/sqrt(d_model)": lambda d, hs: d**-0.5, "no scaling": lambda d, hs: 1.0, "1/d_head": lambda d, hs: 1 / hs,
-          "1/d_model": lambda d, hs: 1 / d}
-
 
 def more_heads(args) -> tuple:
     """The same layer with as many heads again, all of zero weights (d_model doubled, d_head kept): its output is
@@ -371,18 +369,13 @@ def sqrt_scaling(ctx: Ctx) -> None:
             got = out_of(ctx, bigger)
             bad = ctx.accurate("out", got[..., :d], out, out.dtype)
             if bad:
-                raise Failed(f"for {said(args)}, {how} changed {bad.said('before it was')}{_scale_named(ctx, bigger, got)}")
+                named = scale_named(ctx, got, bigger[0], bigger[0] // bigger[1],
+                                    lambda s, big=bigger: ctx.reference(*big, scale=s)[0])
+                raise Failed(f"for {said(args)}, {how} changed {bad.said('before it was')}{named}")
 
     ctx.prove(drawing(ctx, t=(2, 5), size=(1, 3), dtypes=(np.float64,)), prop, max_examples=min(ctx.max_examples, 8))
 
 
-def _scale_named(ctx: Ctx, args, out) -> str:
-    """The wrong scale that explains out (of the grown layer, whose d_model and d_head differ), in words."""
-    d, hs = args[0], args[0] // args[1]
-    for name, f in SCALES.items():
-        if f(d, hs) != hs**-0.5 and not ctx.accurate("out", out, ctx.reference(*args, scale=f(d, hs))[0], out.dtype):
-            return f": your scores are scaled by {name} = {fmt(f(d, hs))}, expected 1/sqrt(d_head) = {fmt(hs ** -0.5)}"
-    return ": the scores' scale depends on something other than the head size"
 
 
 @own(

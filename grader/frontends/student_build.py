@@ -106,10 +106,11 @@ def reference_submission(rubric, folder: Path) -> Path:
     if found is None:
         raise BuildError(f"exercise {rubric.exercise}: its reference() names no grader.reference module")
     module, function = found.groups()
-    reference = importlib.import_module(f"grader.reference.{module}").__file__
-    assert reference is not None  # a module of a package on disk
-    code = Path(reference).read_text()
-    code += "".join(f"\n{name} = {function}\n" for name in rubric.names if name != function)
+    loaded = importlib.import_module(f"grader.reference.{module}")
+    assert loaded.__file__ is not None  # a module of a package on disk
+    code = Path(loaded.__file__).read_text()
+    # a name the reference defines stays its own (a layer exercise's reference class); "*" is no name
+    code += "".join(f"\n{name} = {function}\n" for name in rubric.names if name.isidentifier() and not hasattr(loaded, name))
     path = folder / f"reference_{module}.py"
     path.write_text(code)
     return path

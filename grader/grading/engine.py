@@ -197,7 +197,7 @@ class Grading:
             self.source = getattr(e, "source", None)  # what definitions-only loading left out explains a missing name
             return failed(str(e))
         self.subject = Subject(self.source, entry, list(self.exercise.results), self.exercise.inputs, self.rubric.limits,
-                               device="cuda" if self.device == "cuda" else "cpu")
+                               device="cuda" if self.device == "cuda" else "cpu", build=self.exercise.build)
         try:
             self.subject.load()
         except (StudentError, WorkerLost) as e:

@@ -98,6 +98,7 @@ class Subject:
     limits: Limits = field(default_factory=Limits)
     device: str = "cpu"
     leading: bool = False  # an output-only result returned as (out, ...): its first element is graded (reach)
+    build: dict | None = None  # a layer handed in as a class: the worker builds it (sandbox.worker.modules)
     blocked: set = field(default_factory=set)
     spent: float = 0.0
     _proc: Any = None  # the worker's multiprocessing Process
@@ -111,6 +112,7 @@ class Subject:
     _printed: str = ""  # what closed workers printed
     _calls: int = 0
     _seen: tuple | None = None  # what the last call's clock left: its last look at this worker (RunClock's since)
+    _described: dict = field(default_factory=dict)  # describe()'s answers, by context length
 
     # -- lifecycle -------------------------------------------------------------------------------------------
     def _start(self) -> None:
@@ -141,6 +143,7 @@ class Subject:
             "entry": self.entry,
             "results": self.results,
             "meta": self.device == "cpu",  # the device check will simulate a GPU with meta tensors
+            **({"build": self.build} if self.build is not None else {}),
         }
         reply = self._roundtrip(header, self.source.code.encode(), self.limits.load_timeout, "loading the file")
         if not reply[0].get("ok"):
@@ -325,6 +328,37 @@ class Subject:
         if len(got) != len(leaves) or [t.shape for t in got] != [t.shape for t in leaves]:
             raise WorkerLost("the worker sent gradients of shapes the grader did not ask for")
         return got
+
+    def describe(self, context: int) -> dict:
+        """A layer class as the worker built it (sandbox.worker.modules.Layer.describe): its class and signature,
+        how it was built, its parameters, which take which weights, the roles present and what could not be mapped.
+        The reply is data: every field is checked and cut to size; StudentError when the worker could not answer."""
+        if context in self._described:
+            return self._described[context]
+        self.load()
+        reply, _ = self._roundtrip({"op": "describe", "context": int(context)}, b"", self.limits.call_timeout,
+                                   "building your class")
+        if not reply.get("ok"):
+            kind = _kind(reply)
+            raise StudentError(self._explain(kind, str(reply.get("error", "unknown error"))[:500]), self._where(reply), kind)
+        found = reply.get("layout")
+        if not isinstance(found, dict):
+            raise WorkerLost("the worker sent a malformed reply")
+        text = lambda x, n=300: str(x)[:n]  # noqa: E731
+        listed = lambda x: x if isinstance(x, list) else []  # noqa: E731
+        mapping = lambda x: x if isinstance(x, dict) else {}  # noqa: E731
+        self._described[context] = {
+            "class": text(found.get("class"), 80), "signature": text(found.get("signature")),
+            "built": {text(k, 40): text(v, 40) for k, v in list(mapping(found.get("built")).items())[:20]},
+            "parameters": [(text(p[0], 80), text(p[1], 40)) for p in listed(found.get("parameters"))[:40]
+                           if isinstance(p, list) and len(p) == 2],
+            "mapped": {text(k, 80): text(v, 80) for k, v in list(mapping(found.get("mapped")).items())[:40]},
+            "present": [text(r, 8) for r in listed(found.get("present"))[:8]],
+            "unmapped": [text(n, 80) for n in listed(found.get("unmapped"))[:20]],
+            "problem": text(found.get("problem"), 1500),
+            "heads": found.get("heads") is True,
+        }
+        return self._described[context]
 
     def devices(self, device: str, *args, expect, **kw) -> list[str]:
         """Run on the meta device and return the device types of the result's tensors."""

@@ -171,7 +171,14 @@ def test_every_rubrics_known_answers_give_the_teachers_verdicts(rubric, sample, 
     book = book_of(rubric)
     monkeypatch.setattr(known_answers, "book", lambda: book)
     monkeypatch.setitem(sys.modules, "grader.reference.planted", None)  # an exercise's real plant would raise
-    assert verdicts(Grading(path, load(rubric)).finish()) == teacher
+    student = verdicts(Grading(path, load(rubric)).finish())
+    if EXERCISES[load(rubric).exercise].build is not None:
+        # a layer class's weights are drawn for the roles it has (no bias, no output projection...): the book holds
+        # the reference class's, so a check that asks the reference about another structure is graded later
+        later = {cid for cid, (status, _) in student[0].items() if status == "graded after submission"}
+        assert later <= {"reference_match", "gradients"}
+        student[0].update({cid: teacher[0][cid] for cid in later})
+    assert student == teacher
 
 
 NOTEBOOK = '''

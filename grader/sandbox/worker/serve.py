@@ -93,6 +93,8 @@ class _Server:
                 reply, data = {"ok": True}, b""
             elif req["op"] == "ready":
                 reply, data = {"ok": True}, b""
+            elif req["op"] == "describe":  # a layer class: how it was built and which parameters take the weights
+                reply, data = {"ok": True, "layout": self.fn.describe(int(req.get("context", 8)))}, b""
             else:
                 reply, data = call(self.fn, self.parts, req, payload)
         except BadOutput as e:

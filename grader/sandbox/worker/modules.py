@@ -1,0 +1,281 @@
+"""A layer handed in as an `nn.Module` class, behind a function of the drawn input and weights: `Layer(cls)(x, w_q,
+w_k, w_v, w_o, b_q, b_k, b_v, b_o, heads=, context=, dropout=, train=)` builds the class from its own constructor
+(its parameters mapped by their usual names, a `config` object given every usual attribute, module globals such as
+ng-video-lecture's `n_embd` set where the constructor takes no width), sets the weights into its projections by
+name and shape (a fused [3d, d] in q, k, v thirds; separate q, k, v, o; one Linear per head; with or without bias)
+through `torch.func.functional_call`, so gradients reach the grader's weights, and calls it in eval() mode.
+
+A role the module has no place for (a bias it lacks, the output projection of a layer without one) is ignored; a
+role left None keeps the module's own parameter. `describe` says what was found: the grader's reference follows it.
+Student code runs here only: the constructor and forward may raise or hang, as any call may.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import types
+
+import torch
+
+from grader.sandbox.worker.errors import BadOutput
+
+ROLES = ("w_q", "w_k", "w_v", "w_o", "b_q", "b_k", "b_v", "b_o")
+PROBE_D, PROBE_HEADS, PROBE_DROPOUT = 8, 2, 0.1  # the build describe() looks at
+
+# constructor parameters (and config attributes) by their usual names
+PARAMS = {
+    "width": ("d_model", "d_in", "d_out", "n_embd", "n_embed", "embed_dim", "embedding_dim", "hidden_size", "hidden_dim",
+              "dim", "d", "model_dim", "emb_dim", "d_embed", "n_embd_dim", "width", "in_features", "out_features"),
+    "heads": ("num_heads", "n_head", "n_heads", "nhead", "nheads", "heads", "num_attention_heads", "h", "n_attn_heads"),
+    "head_size": ("head_size", "head_dim", "d_head", "d_k", "dim_head", "hs", "head_dim_size"),
+    "context": ("context_length", "block_size", "max_len", "max_seq_len", "max_seq_length", "seq_len", "n_ctx",
+                "context_size", "max_position_embeddings", "n_positions", "max_length", "ctx_len", "max_context"),
+    "dropout": ("dropout", "attn_pdrop", "resid_pdrop", "dropout_rate", "attn_dropout", "resid_dropout", "drop",
+                "p_drop", "attention_dropout", "dropout_p", "pdrop", "p"),
+    "bias": ("qkv_bias", "bias", "use_bias", "add_bias", "attn_bias", "proj_bias", "qkv_proj_bias"),
+    "causal": ("causal", "is_causal", "masked", "autoregressive", "use_mask"),
+    "config": ("config", "cfg", "args", "hparams", "conf", "configs", "params", "model_args", "opt"),
+    "vocab": ("vocab_size", "n_vocab"),
+}
+ROLE_OF = {name: role for role, names in PARAMS.items() for name in names}
+
+# parameter names' words (split at . and _, lowercase) that say which projection a tensor is
+Q_WORDS = {"q", "query", "queries", "wq", "toq", "qproj", "qlinear", "q_lin"}
+K_WORDS = {"k", "key", "keys", "wk", "tok", "kproj", "klinear"}
+V_WORDS = {"v", "value", "values", "wv", "tov", "vproj", "vlinear"}
+O_WORDS = {"o", "out", "output", "proj", "cproj", "wo", "oproj", "dense", "fc", "projection", "outproj", "fcout",
+           "resid", "c_proj"}
+
+
+class Unmapped(BadOutput):
+    """The class cannot be built as the grader calls it: what was found, and how a rubric says more."""
+
+
+class Config(types.SimpleNamespace):
+    """A `config` with every usual attribute (nanoGPT's GPTConfig, minGPT's CfgNode, CS224N's GPTConfig), readable
+    as attributes, as a mapping (config["n_embd"]) and with .get()."""
+
+    def __getitem__(self, name):
+        return getattr(self, name)
+
+    def get(self, name, default=None):
+        return getattr(self, name, default)
+
+    def __contains__(self, name) -> bool:
+        return hasattr(self, name)
+
+
+def values(d: int, heads: int, context: int, dropout: float) -> dict:
+    """Each role's value for a build of width d with `heads` heads."""
+    return {"width": d, "heads": heads, "head_size": d // max(heads, 1), "context": context, "dropout": dropout,
+            "bias": True, "causal": True, "vocab": 64}
+
+
+def words(name: str) -> list[str]:
+    return [w for w in re.split(r"[._]", name.lower()) if w]
+
+
+class Layer:
+    """The class behind the exercise's call; one built module per (width, heads, context, dtype, device, dropout)."""
+
+    def __init__(self, cls, module: types.ModuleType, build: dict | None = None):
+        if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)):
+            raise Unmapped(f"{getattr(cls, '__name__', cls)!r} is not an nn.Module class")
+        self.cls, self.module = cls, module
+        build = build or {}
+        self.aliases = {str(k): str(v) for k, v in (build.get("params") or {}).items()}  # a rubric's names
+        self.names = {str(k): str(v) for k, v in (build.get("weights") or {}).items()}  # parameter name -> role
+        self.built: dict = {}
+        self.said: dict = {}
+
+    # -- building ---------------------------------------------------------------------------------------------
+    def _role(self, name: str) -> str | None:
+        return self.aliases.get(name) or ROLE_OF.get(name) or ROLE_OF.get(name.lower())
+
+    def arguments(self, vals: dict) -> tuple[list, dict, dict]:
+        """(positional, keyword, said) for the constructor; Unmapped naming a required parameter of no usual name."""
+        try:
+            sig = inspect.signature(self.cls)
+        except (TypeError, ValueError):
+            return [], {}, {}
+        args, kwargs, said, missing = [], {}, {}, []
+        for name, p in sig.parameters.items():
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                continue
+            role = self._role(name)
+            if role is None or role not in vals and role != "config":
+                if p.default is p.empty:
+                    missing.append(name)
+                continue
+            value = self.config(vals) if role == "config" else vals[role]
+            said[name] = "config" if role == "config" else value
+            if p.kind is p.POSITIONAL_ONLY:
+                args.append(value)
+            else:
+                kwargs[name] = value
+        if missing:
+            known = ", ".join(f"{r} ({', '.join(n[:3])}...)" for r, n in PARAMS.items() if r not in ("vocab",))
+            raise Unmapped(f"{self.cls.__name__}{sig}: the parameter(s) {', '.join(missing)} have no usual name, so the "
+                           f"grader cannot build it (the names it knows: {known}); a rubric maps them: [conventions] "
+                           f"params = \"{missing[0]}=width\" (roles: {', '.join(PARAMS)})")
+        return args, kwargs, said
+
+    def config(self, vals: dict) -> Config:
+        attrs = {name: vals[role] for role, names in PARAMS.items() if role in vals for name in names}
+        attrs.update({alias: vals[role] for alias, role in self.aliases.items() if role in vals})
+        attrs.update(n_layer=1, embd_pdrop=vals["dropout"], model_type=None)
+        return Config(**attrs)
+
+    def globals_for(self, said: dict, vals: dict) -> dict:
+        """Module globals a constructor that takes no width (or no context) reads instead (ng-video-lecture's
+        n_embd, block_size, dropout): set to this build's values, and said so."""
+        taken = {self._role(n) for n in said} | ({"width", "context", "dropout", "heads"} if "config" in
+                                                   {self._role(n) for n in said} else set())
+        found = {}
+        for name, value in list(vars(self.module).items()):
+            role = ROLE_OF.get(name)
+            if role in ("width", "context", "dropout", "heads") and role not in taken and type(value) in (int, float):
+                found[name] = vals[role]
+        return found
+
+    def make(self, d: int, heads: int, context: int, dropout: float) -> torch.nn.Module:
+        vals = values(d, heads, context, dropout)
+        args, kwargs, said = self.arguments(vals)
+        fixed = self.globals_for(said, vals)
+        vars(self.module).update(fixed)
+        self.said = {**said, **{f"global {k}": v for k, v in fixed.items()}}
+        module = self.cls(*args, **kwargs)
+        if not isinstance(module, torch.nn.Module):
+            raise Unmapped(f"{self.cls.__name__}(...) did not make an nn.Module")
+        return module
+
+    def get(self, d: int, heads: int, context: int, dropout: float, dtype, device) -> tuple[torch.nn.Module, tuple]:
+        key = (d, heads, context, dropout, dtype, str(device))
+        if key not in self.built:
+            if len(self.built) > 24:
+                self.built.clear()
+            module = self.make(d, heads, context, dropout).to(device=device, dtype=dtype)
+            self.built[key] = (module, layout(module, d, heads, self.names))
+        return self.built[key]
+
+    # -- calling ----------------------------------------------------------------------------------------------
+    def __call__(self, x, w_q=None, w_k=None, w_v=None, w_o=None, b_q=None, b_k=None, b_v=None, b_o=None, *,
+                 heads: int = 1, context: int = 8, dropout: float = 0.1, train: bool = False):
+        if not isinstance(x, torch.Tensor):
+            raise Unmapped("x is not a tensor")
+        given = dict(zip(ROLES, (w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o)))
+        module, (pieces, _, _) = self.get(int(x.shape[-1]), int(heads), int(context), float(dropout), x.dtype, x.device)
+        module.train(bool(train))
+        params = {}
+        for name, parts in pieces.items():
+            if all(given.get(role) is not None for role, _, _ in parts):
+                params[name] = torch.cat([given[role][a:b] for role, a, b in parts], 0)
+        return torch.func.functional_call(module, params, (x,), strict=False)
+
+    def describe(self, context: int) -> dict:
+        """What the probe build (PROBE_D wide, PROBE_HEADS heads) shows: how it was built, its parameters, which of
+        them take which weights, the roles present, and what could not be mapped (`problem`)."""
+        found = {"class": self.cls.__name__, "signature": "", "built": {}, "parameters": [], "mapped": {},
+                 "present": [], "unmapped": [], "problem": "", "heads": False}
+        try:
+            found["signature"] = f"{self.cls.__name__}{inspect.signature(self.cls)}"
+        except (TypeError, ValueError):
+            found["signature"] = self.cls.__name__
+        try:
+            module = self.make(PROBE_D, PROBE_HEADS, context, PROBE_DROPOUT)
+        except Unmapped as e:
+            found["problem"] = str(e)
+            return found
+        except Exception as e:  # noqa: BLE001 - the student's constructor: its failure is what the report says
+            found["problem"] = f"building it as {self.cls.__name__}({_args(self.said)}) raised {type(e).__name__}: {str(e)[:300]}"
+            return found
+        found["built"] = {k: (v if isinstance(v, (int, float, bool, str)) else repr(v)[:40]) for k, v in self.said.items()}
+        # whether the head count reaches the build: a layer that takes none has one head (Raschka's CausalAttention)
+        found["heads"] = any(self._role(k.removeprefix("global ")) in ("heads", "head_size", "config") for k in self.said)
+        found["parameters"] = [[n, list(p.shape)] for n, p in module.named_parameters()][:40]
+        pieces, unmapped, problem = layout(module, PROBE_D, PROBE_HEADS, self.names)
+        found["mapped"] = {n: " | ".join(r if (a, b) == (0, PROBE_D) else f"{r}[{a}:{b}]" for r, a, b in parts)
+                           for n, parts in pieces.items()}
+        found["present"] = sorted({r for parts in pieces.values() for r, _, _ in parts}, key=ROLES.index)
+        found["unmapped"] = unmapped
+        found["problem"] = problem
+        return found
+
+
+def _args(said: dict) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in said.items() if not k.startswith("global "))
+
+
+def layout(module: torch.nn.Module, d: int, heads: int, names: dict | None = None) -> tuple[dict, list, str]:
+    """(parameter name -> [(role, first row, last row + 1)], the parameters no role takes, a problem or ""): which
+    rows of which role each parameter of the module holds, in the parameter's row order. `names`: a rubric's
+    parameter name -> role (or "w_qkv" / "b_qkv" for a fused one), before any guess."""
+    names = names or {}
+    hs = d // max(heads, 1)
+    out: dict[str, list] = {}  # fused parameters: their roles in row order, each whole
+    claims: dict[str, list] = {}  # role -> [(parameter name, head index or None, rows)]
+    unmapped = []
+    for name, p in module.named_parameters():
+        ws = words(name)
+        kind = "b" if p.dim() == 1 else "w"
+        if p.dim() not in (1, 2) or (p.dim() == 2 and p.shape[1] != d):
+            unmapped.append(name)
+            continue
+        rows, told = p.shape[0], names.get(name)
+        wset = set(ws) | {"".join(ws[i:i + 2]) for i in range(len(ws) - 1)}
+        if told in ("w_qkv", "b_qkv") or (told is None and rows == 3 * d):
+            out[name] = [(f"{kind}_{r}", 0, d) for r in "qkv"]
+            continue
+        if told is None and rows == 2 * d and {"kv", "wkv", "tokv", "kvproj"} & wset:
+            out[name] = [(f"{kind}_{r}", 0, d) for r in "kv"]
+            continue
+        role = told
+        if role is None:
+            letter = ("q" if wset & Q_WORDS else "k" if wset & K_WORDS else "v" if wset & V_WORDS else
+                      "o" if wset & O_WORDS else None)
+            role = f"{kind}_{letter}" if letter else None
+        if role not in ROLES or (role[2] == "o" and rows != d):
+            unmapped.append(name)
+            continue
+        claims.setdefault(role, []).append((name, next((int(w) for w in ws if w.isdigit()), None), rows))
+    problem = []
+    for role, found in claims.items():  # one whole claim, or one claim per head, in head order
+        if len(found) == 1 and found[0][2] == d:
+            out.setdefault(found[0][0], []).append((role, 0, d))
+            continue
+        per_head = sorted(found, key=lambda c: c[1] if c[1] is not None else -1)
+        if (len(found) == heads and all(c[1] is not None and c[2] == hs for c in found)
+                and len({c[1] for c in found}) == heads):
+            for h, (name, _, _) in enumerate(per_head):
+                out.setdefault(name, []).append((role, h * hs, (h + 1) * hs))
+            continue
+        problem.append(f"{role}: {', '.join(c[0] for c in found)}?")
+    spans: dict[str, list] = {}
+    for parts in out.values():
+        for r, a, b in parts:
+            spans.setdefault(r, []).append((a, b))
+    for r, found in spans.items():  # each role's rows taken once each, no more, no fewer
+        ends = sorted(found)
+        if ends[0][0] != 0 or ends[-1][1] != d or any(x[1] != y[0] for x, y in zip(ends, ends[1:])):
+            problem.append(f"{r}: {', '.join(n for n, parts in out.items() if any(x[0] == r for x in parts))}?")
+    for r in ("w_q", "w_k", "w_v"):
+        if r not in spans and not any(x.startswith(r) for x in problem):
+            problem.append(f"{r}: no parameter found")
+    said = ""
+    if problem:
+        listed = ", ".join(f"{n} {list(p.shape)}" for n, p in module.named_parameters())
+        said = (f"the grader could not tell which parameters take which weights ({'; '.join(problem)}); the module "
+                f"has: {listed or 'no parameters'}; a rubric names them: [conventions] weights = "
+                f"\"<parameter>=w_q, ...\" (roles: {', '.join(ROLES)}, or w_qkv / b_qkv for a fused [3d, d] one)")
+    return out, unmapped, said
+
+
+def find(module: types.ModuleType, entry: str):
+    """The class to build: the entry point, or the one nn.Module subclass of the file whose forward takes x."""
+    found = getattr(module, entry, None)
+    if found is not None:
+        return found
+    own = [v for v in vars(module).values() if isinstance(v, type) and issubclass(v, torch.nn.Module)
+           and v.__module__ == module.__name__ and "forward" in vars(v)]
+    return own[0] if len(own) == 1 else None
