@@ -144,7 +144,9 @@ class Ctx:
         if self.first is None:
             self.first = (args, shown(kw))
         try:
-            return self.replay.answer(fn, args, kw, extra, self.exercise.expect(*args, **shown(kw)))
+            expect = self.exercise.expect(*args, **shown(kw))
+            bound, bound_kw = self.exercise.bound(args, kw)
+            return self.replay.answer(fn, bound, bound_kw, extra, expect)
         except StudentError as e:
             failed = Failed(_raised(e, self.exercise.said(args, shown(kw)), when))
             failed.error = e

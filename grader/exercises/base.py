@@ -90,6 +90,11 @@ class Exercise:
     def why_forbidden(self, i: int, j: int) -> str:
         return f"key {j} is in the future of query {i}"
 
+    def bound(self, args: tuple, kw: dict) -> tuple[tuple, dict]:
+        """A call's arguments in the student's signature, from the checks' order (the same, unless an exercise's
+        signature puts its options among the tensors: CS336's RoPE layer)."""
+        return args, kw
+
     def said(self, args: tuple, kw: dict) -> str:
         """The inputs of a call in words, for a failure's message: 'q, k, v of shape (2, 3, 4) float32 (T=3, H=4)'."""
         return shape_of(*[a for a in args[:3] if isinstance(a, torch.Tensor)], **kw)

@@ -48,19 +48,20 @@ def made(g: torch.Generator, batch: tuple, t: int, heads: int, hs: int, dtype) -
 
 
 @st.composite
-def drawn(draw, lead=(1, 1), b=(1, 2), t=(1, 6), heads=(1, 3), size=(1, 3), dtypes=(np.float32,)):
+def drawn(draw, lead=(1, 1), b=(1, 2), t=(1, 6), heads=(1, 3), size=(1, 3), dtypes=(np.float32,), step=1):
+    """`step`: the head size is a multiple of it (RoPE turns pairs of features)."""
     dtype = {np.float32: torch.float32, np.float64: torch.float64}[draw(st.sampled_from(dtypes))]
     n = draw(st.integers(*lead))
     batch = tuple(draw(st.integers(*b)) if i == 0 else draw(st.integers(1, 2)) for i in range(n))
     t_, h, hs = (draw(st.integers(*r)) for r in (t, heads, size))
-    return made(torch.Generator().manual_seed(draw(st.integers(0, 2**16 - 1))), batch, t_, h, hs, dtype)
+    return made(torch.Generator().manual_seed(draw(st.integers(0, 2**16 - 1))), batch, t_, h, hs * step, dtype)
 
 
 def drawing(ctx: Ctx, lead=(1, 2), dtypes=(np.float32,), **kw):
     """drawn() within what the function handles (its reach): its numbers of batch dims and its dtypes."""
     if ctx.reach is not None:
         lead, dtypes = ctx.reach.dims(*lead), ctx.reach.dtypes(dtypes)
-    return drawn(lead=lead, dtypes=dtypes, **kw)
+    return drawn(lead=lead, dtypes=dtypes, step=ctx.exercise.step, **kw)
 
 
 def said(args) -> str:
@@ -70,8 +71,8 @@ def said(args) -> str:
             f"{heads} head{'s' * (heads > 1)} of size {d // heads})")
 
 
-def out_of(ctx: Ctx, args) -> torch.Tensor:
-    return ctx.call_all(*args)[0]
+def out_of(ctx: Ctx, args, **kw) -> torch.Tensor:
+    return ctx.call_all(*args, **kw)[0]
 
 
 def replaced(args, at: dict) -> tuple:
@@ -360,18 +361,21 @@ def wider_heads(args) -> tuple:
 )
 def sqrt_scaling(ctx: Ctx) -> None:
     def prop(args):
-        out = out_of(ctx, args)
+        still = ctx.exercise.unturned(args[X])  # RoPE's positions, all equal: its rotations leave the scores as they are
+        out = out_of(ctx, args, **still)
         d, hs = args[0], args[0] // args[1]
         heads = f"{args[1]} head{'s' * (args[1] > 1)}"
-        grown = {f"adding {heads} of zero weights (d_model {d} -> {2 * d}, d_head {hs} kept)": more_heads(args),
-                 f"padding each head with zero features (d_head {hs} -> {4 * hs}, W_Q doubled)": wider_heads(args)}
-        for how, bigger in grown.items():
-            got = out_of(ctx, bigger)
+        grown = {f"adding {heads} of zero weights (d_model {d} -> {2 * d}, d_head {hs} kept)": (more_heads(args), still),
+                 f"padding each head with zero features (d_head {hs} -> {4 * hs}, W_Q doubled)":
+                 (wider_heads(args), ctx.exercise.unturned(args[X], wider=4))}
+        for how, (bigger, kw) in grown.items():
+            got = out_of(ctx, bigger, **kw)
             bad = ctx.accurate("out", got[..., :d], out, out.dtype)
             if bad:
                 named = scale_named(ctx, got, bigger[0], bigger[0] // bigger[1],
-                                    lambda s, big=bigger: ctx.reference(*big, scale=s)[0])
-                raise Failed(f"for {said(args)}, {how} changed {bad.said('before it was')}{named}")
+                                    lambda s, big=bigger, kw=kw: ctx.reference(*big, scale=s, **kw)[0])
+                raise Failed(f"for {said(args)}{' at token_positions all 0' if still else ''}, {how} changed "
+                             f"{bad.said('before it was')}{named}")
 
     ctx.prove(drawing(ctx, t=(2, 5), size=(1, 3), dtypes=(np.float64,)), prop, max_examples=min(ctx.max_examples, 8))
 
@@ -396,7 +400,8 @@ def device_placement(ctx: Ctx) -> None:
             raise Failed(f"on cuda, for {said(args)}: {bad}")
         return
     try:  # meta tensors have no data: an op mixing them with a CPU tensor raises
-        ctx.subject.devices("meta", *args, expect=ctx.exercise.expect(*args))
+        bound, kw = ctx.exercise.bound(args, ctx.exercise.fixed_options(*args))
+        ctx.subject.devices("meta", *bound, expect=ctx.exercise.expect(*args), **kw)
     except StudentError as e:
         if e.kind is Kind.DEVICE:
             raise Failed(f"with {said(args)} on a non-CPU device (simulated with meta tensors): {e}") from None
@@ -484,6 +489,8 @@ class LayerForm(Form):
 
 @dataclass(frozen=True)
 class MhaLayer(Exercise):
+    step: int = 1  # the drawn head sizes are multiples of it
+
     def expect(self, *args, **kw) -> list[tuple[int, ...]]:
         return [tuple(args[X].shape)]
 
@@ -496,6 +503,11 @@ class MhaLayer(Exercise):
         """B=2, S=3, T=5, 2 heads of size 3: every size differs, so a size taken from the wrong dim shows."""
         batch = (2, 3)[: form.dims]
         return made(torch.Generator().manual_seed(12), batch, 5, 2, 3, form.dtype), {}
+
+    def unturned(self, x: torch.Tensor, wider: int = 1) -> dict:
+        """Keywords under which a variant's positions leave the scores as they are (RoPE: every position 0), for
+        sqrt_scaling; `wider`: for heads padded to that many times their size."""
+        return {}
 
     def said(self, args: tuple, kw: dict) -> str:
         ok = len(args) == len(INPUTS) and isinstance(args[X], torch.Tensor) and isinstance(args[0], int)

@@ -112,15 +112,19 @@ def test_a_cs336_folder_with_a_right_sdpa_gets_the_sdpa_part_in_full(name, grade
     assert sdpa and all(o.status == "passed" for o in sdpa), [(o.id, o.message[:200]) for o in sdpa if o.status != "passed"]
 
 
+NO_TRANSPOSE = {"future_invariance", "heads_kept_apart", "reference_match"}
+DONGLINKANG = {"output_shape", "device_placement"}  # built on the CPU, [B, T, d_model] float32 alone: charged once
+
+
 @pytest.mark.parametrize("name, lost", [
-    ("correct_functional", set()), ("correct_modules", set()), ("bug_public_incfly", set()),
-    # built on the CPU and never moved, and [B, T, d_model] float32 alone: its limitation charged once
-    ("bug_public_donglinkang", {"layer.output_shape", "layer.device_placement"}),
-    ("bug_layer_no_transpose", {"layer.future_invariance", "layer.heads_kept_apart", "layer.reference_match"}),
+    ("correct_functional", set()), ("correct_modules", set()),
+    ("bug_public_incfly", {"rope.positions_used"}),  # [B, T] positions broadcast against the heads
+    ("bug_public_donglinkang", {f"{p}.{c}" for p in ("layer", "rope") for c in DONGLINKANG} | {"rope.positions_used"}),
+    ("bug_layer_no_transpose", {f"{p}.{c}" for p in ("layer", "rope") for c in NO_TRANSPOSE}),
 ])
-def test_a_cs336_folders_layer_is_graded_through_its_adapter(name, lost, grade_of):
+def test_a_cs336_folders_layers_are_graded_through_their_adapters(name, lost, grade_of):
     grade = grade_of(CS336 / name, "cs336")
-    assert {o.id for o in grade.outcomes if o.id.startswith("layer.") and o.status == "failed"} == lost
+    assert {o.id for o in grade.outcomes if o.id.startswith(("layer.", "rope.")) and o.status == "failed"} == lost
 
 
 def test_cs336_mask_read_the_other_way_round(grade_of):
