@@ -81,7 +81,11 @@ def run(args) -> int:
     if case is not None:
         print("\nThe inputs (paste them into Python to try your function yourself):")
         assert grading.subject is not None  # loaded: the check ran
-        print("\n".join(["import torch"] + inputs(case, grading.subject.entry)))
+        lines = inputs(case, grading.subject.entry)
+        if grading.exercise.build is not None:  # a class: the grader built it and set the weights
+            lines[-1] = (f"# the grader built {grading.subject.entry} from its constructor, set these weights into its "
+                         f"projections and called it in eval() on x:\n# {lines[-1]}")
+        print("\n".join(["import torch", *lines]))
         if case.weights is not None and case.expected is not None:
             where = heatmap.worst(case)
             name = f"weights[{', '.join(map(str, where + (':', ':')))}]"
