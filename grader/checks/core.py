@@ -97,7 +97,8 @@ class Ctx:
         if self.first is None:
             return None
         args, kw = self.first
-        case = Case(*self.exercise.bound(args, kw), self.exercise.inputs)  # as the student's function takes them
+        bound, bound_kw = self.exercise.bound(args, kw)
+        case = Case(bound, bound_kw, self.exercise.inputs)  # as the student's function takes them
         try:
             case.weights = self.call(*args, **kw)[1]
             case.expected = self.ref(*args, **kw)[1]
