@@ -155,6 +155,14 @@ class Ctx:
         except WorkerLost as e:
             raise WorkerLost(f"{e} ({self.exercise.said(args, shown(kw))})") from None
 
+    def charge_reach(self, explain=None) -> None:
+        """output_shape's first step: what the function cannot handle (the reach, measured before every check) costs
+        its points once, and the other checks run on the forms it handles. `explain`: an exercise's words for it."""
+        if self.reach is not None and self.reach.lost:
+            raise WorkerLost(self.reach.lost)
+        if self.reach is not None and (self.reach.fails or self.reach.leading):
+            raise Failed(explain(self.reach) if explain else self.reach.explain())
+
     def focus(self) -> None:
         """Make the next call, not the example's first, the one a failure shows (a step of a decoding loop)."""
         self.first = None

@@ -16,7 +16,7 @@ from hypothesis import assume
 from grader.checks import strategies as S
 from grader.checks.core import Ctx, Failed, check
 from grader.checks.format import at, fmt, idx, mismatch, perturb, query_heads, shape_of
-from grader.sandbox.client import StudentError, WorkerLost
+from grader.sandbox.client import StudentError
 from grader.sandbox.wire import Kind
 
 SHARED: dict = {}
@@ -30,12 +30,7 @@ shared = partial(check, SHARED)
     "Write the function for any leading dims: use q.size(-1), q.size(-2) and k.transpose(-2, -1), and keep the inputs' dtype.",
 )
 def output_shape(ctx: Ctx) -> None:
-    # The reach, measured before every check, is charged here once: what the function cannot handle costs these
-    # points, and the other checks run on what it can.
-    if ctx.reach is not None and ctx.reach.lost:
-        raise WorkerLost(ctx.reach.lost)
-    if ctx.reach is not None and (ctx.reach.fails or ctx.reach.leading):
-        raise Failed(ctx.reach.explain())
+    ctx.charge_reach()
 
     def prop(x):
         q, k, v = x

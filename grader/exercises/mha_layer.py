@@ -23,7 +23,7 @@ from grader.checks.format import fmt, mismatch
 from grader.checks.reach import Form
 from grader.exercises.base import OUT, Exercise
 from grader.exercises.layer_scales import scale_named
-from grader.sandbox.client import StudentError, WorkerLost
+from grader.sandbox.client import StudentError
 from grader.sandbox.wire import Kind
 
 CHECKS: dict = {}
@@ -98,11 +98,7 @@ def moved(w: torch.Tensor) -> torch.Tensor:
     "(or einops with '...'), and keep the input's dtype.",
 )
 def output_shape(ctx: Ctx) -> None:
-    # the reach, measured before every check, is charged here once; the others run on the forms that work
-    if ctx.reach is not None and ctx.reach.lost:
-        raise WorkerLost(ctx.reach.lost)
-    if ctx.reach is not None and (ctx.reach.fails or ctx.reach.leading):
-        raise Failed(explain(ctx.reach))
+    ctx.charge_reach(explain)
 
     def prop(args):
         out = out_of(ctx, args)

@@ -25,7 +25,7 @@ from grader.checks.format import mismatch
 from grader.checks.reach import Form
 from grader.exercises.base import OUT, Exercise
 from grader.exercises.layer_scales import scale_named
-from grader.sandbox.client import StudentError, WorkerLost
+from grader.sandbox.client import StudentError
 from grader.sandbox.wire import Kind
 
 CHECKS: dict = {}
@@ -144,11 +144,7 @@ def changed_token(x: torch.Tensor, b: int, j: int) -> torch.Tensor:
     "F.scaled_dot_product_attention(..., is_causal=True)), and keep x's dtype.",
 )
 def output_shape(ctx: Ctx) -> None:
-    # the reach, measured before every check, is charged here once; every other check runs on T <= CONTEXT
-    if ctx.reach is not None and ctx.reach.lost:
-        raise WorkerLost(ctx.reach.lost)
-    if ctx.reach is not None and (ctx.reach.fails or ctx.reach.leading):
-        raise Failed(explain(ctx.reach))
+    ctx.charge_reach(explain)  # every other check runs on T <= CONTEXT
 
     def prop(x):
         args, heads = x
