@@ -23,7 +23,7 @@ from hypothesis.errors import UnsatisfiedAssumption
 from grader.checks.core import Ctx, Failed, check
 from grader.checks.known_answers import GradedLater
 from grader.exercises import mha_layer as layer
-from grader.exercises.mha_layer import X, drawing, out_of, said
+from grader.exercises.layer_inputs import X, drawing, made, out_of, said
 
 CHECKS: dict = dict(layer.CHECKS)
 own = partial(check, CHECKS)
@@ -162,7 +162,7 @@ class MhaLayerRope(layer.MhaLayer):
     def example(self, form) -> tuple[tuple, dict]:
         """B=2, S=3, T=5, 2 heads of size 4 (RoPE turns pairs)."""
         batch = (2, 3)[: form.dims]
-        return layer.made(torch.Generator().manual_seed(12), batch, 5, 2, 4, form.dtype), {}
+        return made(torch.Generator().manual_seed(12), batch, 5, 2, 4, form.dtype), {}
 
 
 EXERCISE = MhaLayerRope(
