@@ -163,6 +163,19 @@ class Ctx:
         if self.reach is not None and (self.reach.fails or self.reach.leading):
             raise Failed(explain(self.reach) if explain else self.reach.explain())
 
+    def on_meta(self, args: tuple, kw: dict, said: str) -> None:
+        """The call on a simulated GPU (meta tensors): Failed when the function mixes the inputs' device with the
+        CPU. Meta tensors have no data, so an op mixing them with a CPU tensor raises, and a result that silently
+        came back on the CPU (meta @ cpu) is caught by the worker's device check on every result tensor; any other
+        error (.item() on meta, say) tells nothing about devices."""
+        options = {**self.exercise.fixed_options(*args), **kw}
+        bound, bound_kw = self.exercise.bound(args, options)
+        try:
+            self.subject.devices("meta", *bound, expect=self.exercise.expect(*args, **options), **bound_kw)
+        except StudentError as e:
+            if e.kind is Kind.DEVICE:
+                raise Failed(f"with {said} on a non-CPU device (simulated with meta tensors): {e}") from None
+
     def focus(self) -> None:
         """Make the next call, not the example's first, the one a failure shows (a step of a decoding loop)."""
         self.first = None

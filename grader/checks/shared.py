@@ -15,8 +15,6 @@ from grader.checks import strategies as S
 from grader.checks.core import Ctx, Failed
 from grader.checks.format import at, fmt, idx, mismatch, shape_of
 from grader.checks.shared_weights import SHARED, shared
-from grader.sandbox.client import StudentError
-from grader.sandbox.wire import Kind
 
 __all__ = ["SHARED"]
 
@@ -198,15 +196,7 @@ def device_placement(ctx: Ctx) -> None:
             if bad:
                 raise Failed(f"on cuda, for {said}: {bad}")
             continue
-        # Meta tensors have no data: an op mixing them with a CPU tensor raises, and a result that silently
-        # came back on the CPU (meta @ cpu) is caught by the worker's device check on every result tensor.
-        options = {**ctx.exercise.fixed_options(*args), **kw}
-        try:
-            ctx.subject.devices("meta", *args, expect=ctx.exercise.expect(*args, **options), **options)
-        except StudentError as e:
-            if e.kind is Kind.DEVICE:
-                raise Failed(f"with {said} on a non-CPU device (simulated with meta tensors): {e}") from None
-            # anything else (.item() on meta, say) tells nothing about devices
+        ctx.on_meta(args, kw, said)
 
 
 @shared(
