@@ -182,13 +182,13 @@ def _validated(path: Path, data: dict, where: str = "") -> Rubric:
         raise RubricError(f"rubric {path}: {where}{loc + ': ' if loc else ''}{msg}{more}") from None
 
 
-PART_FIELDS = {"name", "title", "parts"}  # what a rubric in parts says itself; the rest is each part's
+PART_FIELDS = {"name", "title", "parts", "packages"}  # what a rubric in parts says itself; the rest is each part's
 
 
 def _in_parts(path: Path, data: dict) -> Rubric:
     """A rubric whose `[parts.NAME]` each name a rubric (bundled, or a file beside this one) and what differs from
     it (entry_points, conventions, hypothesis, limits, packages; `checks.ID` fields merged into that check's, or
-    `checks.ID = false` to leave it out)."""
+    `checks.ID = false` to leave it out). Its own `packages` are the handout's, which any part's code may import."""
     extra = sorted(set(data) - PART_FIELDS)
     if extra:
         raise RubricError(f"rubric {path}: {extra[0]}: a rubric in parts sets it in each part ([parts.NAME])")
@@ -218,7 +218,7 @@ def _in_parts(path: Path, data: dict) -> Rubric:
     whole = {
         "name": data.get("name", path.stem), "title": data.get("title", ""), "exercise": first["exercise"],
         "limits": {**first["limits"], "total_timeout": sum(part["limits"]["total_timeout"] for part in found.values())},
-        "packages": sorted({p for part in found.values() for p in part["packages"]}),
+        "packages": sorted({*data.get("packages", []), *(p for part in found.values() for p in part["packages"])}),
         "checks": {f"{p}.{cid}": {**spec, "depends": [f"{p}.{d}" for d in spec["depends"]]}
                    for p, part in found.items() for cid, spec in part["checks"].items()},
         "parts": found,

@@ -49,6 +49,15 @@ def test_the_parts_add_up_and_keep_their_own_checks(course):
     assert course.checks["ch5.future_weights_zero"].depends == ["ch5.content_dependent"]
 
 
+def test_a_rubric_in_parts_lists_the_handouts_packages_beside_its_parts(tmp_path):
+    """CS336's handout imports regex, tiktoken... in modules any part's code may import: the whole rubric lists them,
+    and every bundle installs them with the parts' own."""
+    path = tmp_path / "course.toml"
+    path.write_text('packages = ["regex"]\n' + COURSE.replace('rubric = "chapter5"', 'rubric = "chapter5"\npackages = ["einops"]'))
+    assert load(str(path)).packages == ["einops", "regex"]
+    assert {"regex", "tiktoken>=0.9.0"} <= set(load("cs336").packages)
+
+
 def test_correct_parts_score_full_marks(tmp_path, course):
     grade = Grading(folder(tmp_path, "correct_basic.py", "correct_loop.py"), course).finish()
     assert failed(grade) == set() and grade.score == grade.max_score == course.max_score
