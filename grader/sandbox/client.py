@@ -31,11 +31,12 @@ class StudentError(Exception):
     says which (wire.Kind), for the checks that tell them apart."""
 
     def __init__(self, message: str, where: str = "", kind: wire.Kind = wire.Kind.EXCEPTION,
-                 shapes: tuple[tuple[int, ...], tuple[int, ...]] | None = None):
+                 shapes: tuple[tuple[int, ...], tuple[int, ...]] | None = None, unreached: frozenset[str] = frozenset()):
         super().__init__(message)
         self.where = where
         self.kind = kind
         self.shapes = shapes  # (the shape a result has, the one agreed), when that is what was wrong
+        self.unreached = unreached  # the inputs, by name, that no gradient reached (a gradients request)
 
 
 class WorkerLost(BaseException):
@@ -283,7 +284,7 @@ class Subject:
             if kind is wire.Kind.PROTOCOL:  # the worker's meta twin broke it: the same verdict as if the worker had
                 self.close()
                 raise WorkerLost(f"the worker broke the protocol while calling your function: {msg}")
-            raise StudentError(msg, self._where(reply), kind, _shapes(reply))
+            raise StudentError(msg, self._where(reply), kind, _shapes(reply), self._unreached(reply))
         return reply, data
 
     def _explain(self, kind: wire.Kind, msg: str) -> str:
@@ -299,6 +300,11 @@ class Subject:
                     f"if it is a package, the course lists it in the rubric's packages and the grader installs it "
                     f"(pip install {msg})")
         return msg
+
+    def _unreached(self, reply: dict) -> frozenset[str]:
+        """The inputs a gradients request found no gradient for: names the grader sent, nothing else."""
+        names = reply.get("unreached")
+        return frozenset(n for n in names if n in self.inputs) if isinstance(names, list) else frozenset()
 
     def _tensors(self, reply: dict, data: bytes, allowed: set[str] | None = _FLOATS) -> list[torch.Tensor]:
         try:

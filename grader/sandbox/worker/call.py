@@ -84,7 +84,7 @@ def call(fn, parts: list[dict], req: dict, payload: bytes) -> tuple[dict, bytes]
         (out * grad_out.to(device=out.device, dtype=out.dtype)).sum().backward()
         missing = [n for n, leaf in zip(names, leaves) if leaf.grad is None]
         if missing:
-            raise BadOutput(f"no gradient reaches {', '.join(missing)}")
+            raise BadOutput(f"no gradient reaches {', '.join(missing)}", unreached=missing)
         results = [leaf.grad for leaf in leaves]
     specs, data = wire.pack([t.detach().to("cpu") for t in results])
     return {"ok": True, "tensors": specs}, data

@@ -98,7 +98,8 @@ class _Server:
             else:
                 reply, data = call(self.fn, self.parts, req, payload)
         except BadOutput as e:
-            reply, data = {"ok": False, "kind": wire.Kind.BAD_OUTPUT, "error": str(e), "shapes": e.shapes}, b""
+            reply, data = {"ok": False, "kind": wire.Kind.BAD_OUTPUT, "error": str(e), "shapes": e.shapes,
+                           "unreached": e.unreached}, b""
         except _Broken as e:
             reply, data = {"ok": False, "kind": wire.Kind.SANDBOX, "error": str(e)}, b""
         except BaseException as e:  # noqa: BLE001 - student code may raise anything, SystemExit and KeyboardInterrupt included
