@@ -54,6 +54,27 @@ def matrix(w) -> str:
     return "\n".join(" ".join(f"{x:8.4f}" for x in row) for row in w.tolist())
 
 
+def not_replayable(rubric, cid: str) -> str:
+    """Why `cid` names no check replay can run, in one line ("" when it does): a visible check of the rubric, or for a
+    rubric in parts a visible check of one of its parts, as PART.CHECK (the ids `check` prints)."""
+    where, inner, of = rubric, cid, f"rubric {rubric.name}"
+    if rubric.parts:
+        name, dot, inner = cid.partition(".")
+        if not dot or name not in rubric.parts:
+            meant = [f"{p}.{cid}" for p, r in rubric.parts.items() if cid in r.checks]
+            said = f"did you mean {' or '.join(meant)}?" if meant else f"e.g. {next(iter(rubric.parts))}.loads"
+            no = f"rubric {rubric.name} has no part {name!r}" if dot else f"rubric {rubric.name} grades in parts"
+            return (f"{cid!r} is not a check of rubric {rubric.name}: {no} (its parts: {', '.join(rubric.parts)}), "
+                    f"and a part's check is named PART.CHECK ({said})")
+        where, of = rubric.parts[name], f"part {name} of rubric {rubric.name}"
+    spec = where.checks.get(inner)
+    if spec is None or spec.visibility != "visible":
+        prefix = cid[: len(cid) - len(inner)]
+        known = ", ".join(prefix + c for c, s in where.checks.items() if s.visibility == "visible")
+        return f"{cid!r} is not a visible check of {of} ({known})"
+    return ""
+
+
 def run(args) -> int:
     from grader.frontends import check
 
@@ -63,12 +84,12 @@ def run(args) -> int:
     from grader.grading.engine import Grading
     from grader.reports import heatmap
 
-    spec = rubric.checks.get(args.check)
-    if spec is None or spec.visibility != "visible":
-        known = ", ".join(c for c, s in rubric.checks.items() if s.visibility == "visible")
-        print(f"attention-grader: {args.check!r} is not a visible check of rubric {rubric.name} ({known})", file=sys.stderr)
+    unknown = not_replayable(rubric, args.check)
+    if unknown:
+        print(f"attention-grader: {unknown}", file=sys.stderr)
         return 2
     grading = Grading(args.path, rubric, reading=options.reading(vars(args).get))
+    part, _ = grading.grading_of(args.check)  # a rubric in parts: the part's own grading, subject and exercise
     try:
         o = grading.outcome(args.check)
     finally:
@@ -80,10 +101,10 @@ def run(args) -> int:
     case = o.case
     if case is not None:
         print("\nThe inputs (paste them into Python to try your function yourself):")
-        assert grading.subject is not None  # loaded: the check ran
-        lines = inputs(case, grading.subject.entry)
-        if grading.exercise.build is not None:  # a class: the grader built it and set the weights
-            lines[-1] = (f"# the grader built {grading.subject.entry} from its constructor, set these weights into its "
+        assert part.subject is not None  # loaded: the check ran
+        lines = inputs(case, part.subject.entry)
+        if part.exercise.build is not None:  # a class: the grader built it and set the weights
+            lines[-1] = (f"# the grader built {part.subject.entry} from its constructor, set these weights into its "
                          f"projections and called it in eval() on x:\n# {lines[-1]}")
         print("\n".join(["import torch", *lines]))
         if case.weights is not None and case.expected is not None:

@@ -87,6 +87,10 @@ class Grading:
         self.notes: list[str] = []  # what the checks found worth saying that costs nothing
 
     # -- one check: run it (a Run), then word it (an Outcome) --------------------------------------------------
+    def grading_of(self, cid: str) -> tuple[Grading, str]:
+        """The Grading that runs check `cid` (its subject, its exercise) and the check's id there: this one, as is."""
+        return self, cid
+
     def outcome(self, cid: str) -> Outcome:
         if cid not in self.outcomes:
             self.outcomes[cid] = self._make(cid, self._blocked(cid) or self._run(cid))
@@ -316,10 +320,15 @@ class Parts(Grading):
         self.parts = {name: Grading(path, part, reading=reading, **kw) for name, part in rubric.parts.items()}
         self.outcomes: dict[str, Outcome] = {}
 
+    def grading_of(self, cid: str) -> tuple[Grading, str]:
+        """A "part.check" id's part (its own subject and exercise) and the check's id in it; KeyError for no such part."""
+        name, _, inner = cid.partition(".")
+        return self.parts[name], inner
+
     def outcome(self, cid: str) -> Outcome:
         if cid not in self.outcomes:
-            name, _, inner = cid.partition(".")
-            self.outcomes[cid] = self._prefixed(name, self.parts[name].outcome(inner))
+            part, inner = self.grading_of(cid)
+            self.outcomes[cid] = self._prefixed(cid.partition(".")[0], part.outcome(inner))
         return self.outcomes[cid]
 
     def _prefixed(self, name: str, o: Outcome) -> Outcome:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CH5_DIR as CH5, ROOT
+from conftest import CH5_DIR as CH5, ROOT, SUBMISSIONS
 
 from grader.exercises import EXERCISES
 from grader.frontends import check as selfcheck
@@ -110,6 +110,27 @@ def test_replay_reproduces_exactly_that_case(capsys):
     assert float(ns["result"][1][tuple(int(i) for i in index.split(","))]) == pytest.approx(float(value), rel=1e-3)
 
 
+@pytest.mark.parametrize("sample, cid, call", [
+    ("bug_sdpa_mask_inverted", "sdpa.future_weights_zero", "result = run_scaled_dot_product_attention(q, k, v, mask)"),
+    ("bug_layer_no_transpose", "layer.heads_kept_apart", "result = run_multihead_self_attention(d_model, num_heads, "),
+])
+def test_replay_runs_a_part_check_as_check_prints_it(capsys, sample, cid, call):
+    """A rubric in parts (cs336): `check` prints `--check PART.CHECK`; replay grades that check with the part's own
+    grading (its subject, its exercise) and prints the part's entry point (it used to raise AttributeError)."""
+    folder = SUBMISSIONS / "cs336" / sample
+    code, out, _ = check(capsys, folder, "--rubric", "cs336")
+    assert code == 1
+    line = next(s for s in out.splitlines() if "Replay:" in s and f"--check {cid} " in s)
+    argv = shlex.split(line.split("Replay: ", 1)[1])
+    assert argv[:2] == ["attention-grader", "replay"]
+    assert main(argv[1:]) == 1
+    replayed = capsys.readouterr().out
+    assert replayed.startswith(f"FAILED {cid}: ")
+    counterexample = out.split(f"FAIL {cid} ", 1)[1].splitlines()[1].strip()
+    assert counterexample in replayed  # the same case, found again
+    assert "\nimport torch\n" in replayed and call in replayed
+
+
 def test_replay_says_when_the_case_passes(capsys):
     assert main(["replay", str(CH5 / "correct_basic.py"), "--check", "mask_fill_value"]) == 0
     assert capsys.readouterr().out.startswith("PASS mask_fill_value")
@@ -150,6 +171,12 @@ def test_colour_on_a_terminal_unless_no_color():
         (["check", "no_such_file.py"], "no_such_file.py: no such file or folder"),
         (["check", str(CH5 / "correct_basic.py"), "--rubric", "no_such_rubric"], "not a bundled rubric"),
         (["replay", str(CH5 / "correct_basic.py"), "--check", "no_such_check"], "not a visible check"),
+        (["replay", str(SUBMISSIONS / "cs336" / "correct_functional"), "--rubric", "cs336", "--check", "nope.loads"],
+         "rubric cs336 has no part 'nope' (its parts: sdpa, layer, rope)"),
+        (["replay", str(SUBMISSIONS / "cs336" / "correct_functional"), "--rubric", "cs336", "--check", "sdpa.nope"],
+         "'sdpa.nope' is not a visible check of part sdpa of rubric cs336 (sdpa.loads, "),
+        (["replay", str(SUBMISSIONS / "cs336" / "correct_functional"), "--rubric", "cs336", "--check", "mask_respected"],
+         "a part's check is named PART.CHECK (did you mean sdpa.mask_respected?)"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(capsys, args, words):
