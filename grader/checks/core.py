@@ -132,6 +132,12 @@ class Ctx:
         """Every tensor of the submission's result, in the exercise's order (a KV cache's too)."""
         return self._ask(self.subject.call, args, kw)
 
+    def call_weights(self, *args, **kw) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """(out, weights) of a function whose weights are optional (a layer's, OPTIONAL_WEIGHTS): the weights in one
+        of the exercise's `weight_shapes`, or None where it returns its output alone."""
+        got = self._ask(self.subject.call, args, kw, weights=True)
+        return got[0], (got[1] if len(got) > 1 else None)
+
     def call_inputs(self, *args, **kw):
         """The result's tensors, then every input tensor as the function left them."""
         return self._ask(self.subject.call, args, dict(kw, return_inputs=True))
@@ -139,13 +145,16 @@ class Ctx:
     def grads(self, *args, grad_out, **kw):
         return self._ask(self.subject.grads, args, kw, "during backward", grad_out=grad_out)
 
-    def _ask(self, fn, args, kw, when: str = "", **extra):
-        """Ask the worker; its failures become messages that name the inputs they happened on."""
+    def _ask(self, fn, args, kw, when: str = "", weights: bool = False, **extra):
+        """Ask the worker; its failures become messages that name the inputs they happened on. `weights`: the
+        optional weights too, where the function returns them."""
         kw = {**self.exercise.fixed_options(*args), **kw}
         if self.first is None:
             self.first = (args, shown(kw))
         try:
             expect = self.exercise.expect(*args, **shown(kw))
+            if weights:
+                expect = [*expect, self.exercise.weight_shapes(*args, **shown(kw))]
             bound, bound_kw = self.exercise.bound(args, kw)
             return self.replay.answer(fn, bound, bound_kw, extra, expect)
         except StudentError as e:

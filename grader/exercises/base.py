@@ -19,6 +19,9 @@ from grader.checks.shared import SHARED
 
 OUT = {"labels": ["out"], "what": "output", "names": ["output", "out", "hidden_states", "context"]}
 WEIGHTS = {"labels": ["weights"], "what": "weights", "names": ["weights", "attn", "attention_weights", "attn_weights"]}
+# weights a layer may return beside its output, or not (issue 32: "output [..., T, d_model], weights optional"): the
+# worker accepts a result with them or without them, and sends them back only when a check asks (Ctx.call_weights)
+OPTIONAL_WEIGHTS = {**WEIGHTS, "optional": True}
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,8 @@ class Exercise:
     value_size: bool = False  # v's last dim may differ from q's and k's (Dv != Dk): drawn and measured
     options: dict = field(default_factory=dict)  # conventions a rubric may set ([conventions]): name -> the values
     build: dict | None = None  # a layer handed in as an nn.Module class: the worker builds it (sandbox.worker.modules)
+    weights_due: bool = False  # OPTIONAL_WEIGHTS the contract asks for all the same: their absence costs the weights
+    # checks' points (their first check's, the others depending on it), never the output's
 
     def configured(self, conventions: dict) -> Exercise:
         """This exercise under a rubric's conventions (a mask convention, say): the fields of those names replaced."""
@@ -64,6 +69,11 @@ class Exercise:
         """Shapes of (out, weights) for these inputs: out like q with v's last dim, weights [..., T_q, T_k]."""
         shapes = [tuple(q.shape[:-1]) + (v.shape[-1],), tuple(q.shape[:-1]) + (k.shape[-2],)]
         return shapes[: len(self.labels())]  # out alone for a function that returns its output only
+
+    def weight_shapes(self, *args, **kw) -> list[tuple[int, ...]]:
+        """The shapes OPTIONAL_WEIGHTS may have for these inputs, asked for beside `expect`'s (Ctx.call_weights)."""
+        q, k = args[0], args[1]
+        return [tuple(q.shape[:-1]) + (k.shape[-2],)]
 
     def fixed_options(self, *args) -> dict:
         """Keyword options every call of the shared checks passes (a window size, say): none by default."""
@@ -101,12 +111,19 @@ class Exercise:
 
     @property
     def weighs(self) -> bool:
-        """Whether the function returns its weights; if not (out alone), the checks read them from the output."""
-        return len(self.results) > 1 and self.results[1]["labels"] == ["weights"]
+        """Whether the function returns its weights; if not (out alone, or weights optional), the checks read them
+        from the output."""
+        return len(self.results) > 1 and self.results[1]["labels"] == ["weights"] and not self.results[1].get("optional")
+
+    @property
+    def weights_optional(self) -> bool:
+        """Whether weights may come back beside the output (OPTIONAL_WEIGHTS): a check asks for them itself."""
+        return any(part.get("optional") and part["labels"] == ["weights"] for part in self.results)
 
     def labels(self) -> list[str]:
-        """The result's tensors in order (a KV cache's two included), as messages name them."""
-        return [label for part in self.results for label in part["labels"]]
+        """The result's tensors in order (a KV cache's two included), as messages name them: those every call
+        asks for, so not an optional part's."""
+        return [label for part in self.results if not part.get("optional") for label in part["labels"]]
 
     # -- reach: the input forms a submission is measured on (checks.reach) ----------------------------------
     def forms(self) -> list[Form]:

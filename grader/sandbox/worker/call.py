@@ -64,7 +64,7 @@ def call(fn, parts: list[dict], req: dict, payload: bytes) -> tuple[dict, bytes]
             raise DeviceError(trace.found[0])
     else:
         returned = fn(*args, **kwargs)
-    got = returns.adapt(returned, parts, req.get("leading", False))
+    got = returns.adapt(returned, parts, req.get("leading", False), len(req["expect"]))
     if len(got) >= 2 and expect[0] != expect[1] and [returns.shape_of(got[0]), returns.shape_of(got[1])] == [expect[1], expect[0]]:
         raise BadOutput(f"{labels[0]} has shape {tuple(expect[1])} and {labels[1]} {tuple(expect[0])}: "
                         f"({labels[1]}, {labels[0]}) returned in the wrong order? expected ({labels[0]}, {labels[1]})")
