@@ -1,8 +1,16 @@
 """Definitions only: what a submission defines, without the experiments around it.
 
 Kept, in their order: imports, function and class definitions, aliases of them (`attention = my_attention`), and
-the assignments (or if/try/with blocks) that bind a global name the kept code reads, transitively. Functions look
-their globals up when they are called, so a constant assigned after the function (a later notebook cell) works.
+the assignments (or if/try/with blocks) that bind a global name the code grading reaches reads, transitively. That
+code is the entry point the rubric names (the first of its names the file binds, or for a layer exercise's "*" the
+file's one nn.Module class: source.entry_name) and what it reads, followed through the module: the classes and
+functions it uses, the globals they read (in the bodies, by the compiler's own scoping: symtable), their bases,
+decorators and default values. Karpathy's gpt.py keeps `n_embd = 384` for MultiHeadAttention but not
+`with open('input.txt') as f: text = f.read()`, which only get_batch's train_data needs. A definition grading does
+not reach stays (defining runs no body) unless defining it evaluates a value left out (a default of `train_data`):
+then it is dropped too and listed. Where no entry point can be told (no names given, none bound, several layer
+classes for "*"), every definition counts as reached. Functions look their globals up when they are called, so a
+constant assigned after the function (a later notebook cell) works.
 Everything else at top level is dropped and listed in Source.skipped: loops, calls, plots, prints,
 `if __name__ == "__main__":`. So is an import of a package the grading machine lacks (the grader and its workers
 share one Python environment, so `find_spec` here answers for the worker); the notes say which.
@@ -14,9 +22,11 @@ from __future__ import annotations
 import ast
 import dataclasses
 import importlib.util
+import symtable
+from collections.abc import Callable
 from pathlib import Path
 
-from grader.submission.source import Source, parse, place
+from grader.submission.source import Source, bindings, entry_name, parse, place
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _IMPORTS = (ast.Import, ast.ImportFrom)
@@ -26,14 +36,16 @@ _SCOPES = _DEFS + (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.Gene
 _NOT_INSTALLED = "not installed on the grading machine"
 
 
-def keep_definitions(source: Source) -> Source:
+def keep_definitions(source: Source, names: tuple[str, ...] = ()) -> Source:
+    """names: the entry points the rubric accepts; the values kept are those the one the source binds needs."""
     source = dataclasses.replace(source, code=source.code.replace("\r\n", "\n").replace("\r", "\n"))
     tree = parse(source)
-    kept, dropped, notes = _select(tree, Path(source.filename).parent)
+    entry = entry_name(bindings(tree), names)
+    kept, dropped, notes = _select(tree, Path(source.filename).parent, _Reads(source.code), entry)
     order = {n: i for i, n in enumerate(tree.body)}
     if any(not why and not _silent(n) for n, why in dropped):
-        notes.insert(0, "only definitions ran: imports, functions, classes and the values they use; "
-                        "the other top-level code (loops, calls, prints, plots) did not")
+        notes.insert(0, f"only definitions ran: imports, functions, classes and the values {entry or 'they'} "
+                        f"use{'s' * bool(entry)}; the other top-level code (loops, calls, prints, plots) did not")
     return dataclasses.replace(
         source,
         code=_render(source.code, sorted(kept.items(), key=lambda k: order[k[0]])),
@@ -42,7 +54,8 @@ def keep_definitions(source: Source) -> Source:
     )
 
 
-def _select(tree: ast.Module, here: Path) -> tuple[dict, list, list[str]]:
+def _select(tree: ast.Module, here: Path, reads: Callable[[ast.stmt], set[str]],
+            entry: str | None) -> tuple[dict, list, list[str]]:
     """({kept statement: its text if rewritten, else None}, [(dropped statement, why)], notes)."""
     kept: dict[ast.stmt, str | None] = {}
     dropped: list[tuple[ast.stmt, str]] = []  # why: "" for ordinary top-level code
@@ -58,7 +71,7 @@ def _select(tree: ast.Module, here: Path) -> tuple[dict, list, list[str]]:
         elif isinstance(node, _DEFS):
             kept[node] = None
     defined = set().union(*map(_binds, kept))
-    maybe = []  # assignments and if/try/with blocks: kept when they bind a name the kept code reads
+    maybe = []  # assignments and if/try/with blocks: kept when they bind a name the reached code reads
     for node in tree.body:
         if node in kept or isinstance(node, _IMPORTS):
             continue
@@ -68,16 +81,91 @@ def _select(tree: ast.Module, here: Path) -> tuple[dict, list, list[str]]:
             maybe.append(node)
         else:
             dropped.append((node, ""))
-    needed = set().union(*map(_reads, kept))
+    # what grading reaches: the entry point and what it reads, transitively (without one, every definition)
+    reached = {n for n in kept if entry is None or isinstance(n, _IMPORTS)}
+    needed = set().union(*map(reads, reached)) | ({entry} if entry else set())
     grew = True
-    while grew:  # an assignment kept for a function may itself read another constant
+    while grew:  # a class reached uses another, an assignment kept may itself read another constant...
         grew = False
-        for node in maybe:
-            if node not in kept and _binds(node) & needed:
-                kept[node] = None
-                needed |= _reads(node)
+        for node in [n for n in kept if n not in reached] + maybe:
+            if node not in reached and _binds(node) & needed:
+                reached.add(node)
+                needed |= reads(node)
                 grew = True
-    return kept, dropped + [(n, "") for n in maybe if n not in kept], notes
+    kept.update((n, None) for n in maybe if n in reached)
+    dropped += [(n, "") for n in maybe if n not in reached]
+    if entry is not None:
+        dropped += _unevaluable(tree, kept, reached, entry)
+    return kept, dropped, notes
+
+
+def _unevaluable(tree: ast.Module, kept: dict, reached: set, entry: str) -> list[tuple[ast.stmt, str]]:
+    """The definitions and aliases grading does not reach whose definition evaluates a global left out (a default
+    of `train_data`, a base class of a left-out call, an alias of such a class), taken out of `kept`."""
+    bound = set().union(*(_binds(n) for n in tree.body))
+    gone: list[tuple[ast.stmt, str]] = []
+    while True:
+        missing = bound - set().union(*map(_binds, kept))
+        found = [(n, sorted(_at_definition(n) & missing)) for n in kept if n not in reached and not isinstance(n, _IMPORTS)]
+        found = [(n, names) for n, names in found if names]
+        if not found:
+            return gone
+        for node, names in found:
+            del kept[node]
+            gone.append((node, f"not needed by {entry}, and defining it needs {', '.join(names)}, which did not run"))
+
+
+def _at_definition(node: ast.stmt) -> set[str]:
+    """Global names a def, class or alias statement evaluates when it runs (not a function's body, nor a method's)."""
+    if not isinstance(node, _DEFS):
+        return _loads(node)
+    found = _loads(*_outer(node))
+    if isinstance(node, ast.ClassDef):  # the class body runs when the class is defined; its own names are its own
+        inside = set().union(set(), *(_at_definition(s) if isinstance(s, _DEFS) else _loads(s) for s in node.body))
+        found |= inside - set().union(set(), *map(_binds, node.body))
+    return found
+
+
+def _loads(*nodes: ast.AST) -> set[str]:
+    return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+class _Reads:
+    """Global names a top-level statement reads when it runs, or a function or class when it is used: for a def or
+    class, the globals its body refers to by the compiler's own scoping (symtable; the syntax tree's names where
+    symtable refuses the module) and what defining it evaluates."""
+
+    def __init__(self, code: str):
+        try:
+            top = symtable.symtable(code, "<submission>", "exec")
+        except (SyntaxError, ValueError):  # what ast.parse accepts and the compiler does not (`nonlocal` at top level)
+            self.tables: dict[tuple[str, int], symtable.SymbolTable] = {}
+        else:
+            self.tables = {(t.get_name(), t.get_lineno()): t for t in top.get_children()}
+
+    def __call__(self, node: ast.stmt) -> set[str]:
+        if not isinstance(node, _DEFS):
+            return _loads(node)
+        table = self.tables.get((node.name, node.lineno))
+        if table is None:
+            return _reads(node)
+        found: set[str] = set()
+        todo = [table]
+        while todo:
+            t = todo.pop()
+            found.update(s.get_name() for s in t.get_symbols() if s.is_referenced() and s.is_global())
+            todo.extend(t.get_children())
+        return found | _loads(*_outer(node))
+
+
+def _outer(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> list[ast.AST]:
+    """What the module evaluates when it runs the def or class statement (the class body is the class's own scope)."""
+    if isinstance(node, ast.ClassDef):
+        return [*node.decorator_list, *node.bases, *[k.value for k in node.keywords]]
+    a = node.args
+    parts: list[ast.AST] = [*node.decorator_list, *a.defaults, *[d for d in a.kw_defaults if d is not None]]
+    parts += [x.annotation for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if x and x.annotation]
+    return parts + ([node.returns] if node.returns else [])
 
 
 def _module(node: ast.stmt, alias: ast.alias) -> str:
@@ -128,11 +216,10 @@ def _binds(node: ast.stmt) -> set[str]:
     return names
 
 
-def _reads(node: ast.stmt) -> set[str]:
-    """Global names a statement reads when it runs, or a function or class when it is used."""
-    loads = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    if not isinstance(node, _DEFS):
-        return loads
+def _reads(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> set[str]:
+    """The globals a def or class reads, from the syntax tree's names alone (where symtable refuses the module): a
+    name stored anywhere inside counts as local."""
+    loads = _loads(node)
     local, declared = set(), set()
     for n in ast.walk(node):
         if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
@@ -145,10 +232,7 @@ def _reads(node: ast.stmt) -> set[str]:
             local.update((a.asname or a.name).split(".")[0] for a in n.names)
         elif isinstance(n, ast.Global):
             declared.update(n.names)
-    outer = node.decorator_list + (node.bases + [k.value for k in node.keywords] if isinstance(node, ast.ClassDef)
-                                   else node.args.defaults + [d for d in node.args.kw_defaults if d is not None])
-    evaluated_at_def = {n.id for e in outer for n in ast.walk(e) if isinstance(n, ast.Name)}
-    return (loads - local) | (loads & declared) | evaluated_at_def
+    return (loads - local) | (loads & declared) | _loads(*_outer(node))
 
 
 def _silent(node: ast.stmt) -> bool:

@@ -12,7 +12,17 @@ from pathlib import Path
 
 from grader.submission import definitions
 from grader.submission.reading import Reading
-from grader.submission.source import LoadError, Source, module_name, parse, place, tree
+from grader.submission.source import (
+    ANY_MODULE,
+    LoadError,
+    Source,
+    bindings,
+    entry_name,
+    module_name,
+    parse,
+    place,
+    tree,
+)
 
 
 def _candidates(folder: Path) -> list[Path]:
@@ -39,10 +49,10 @@ def read(path: str | Path, names: tuple[str, ...], inputs: tuple[str, ...] = ("q
             chosen = (defining or found)[0]
         else:
             chosen = defining[0]
-        source = _read_file(chosen, reading, name)
+        source = _read_file(chosen, reading, name, names)
         source = Source(source.code, source.filename, source.module, str(path), source.skipped, source.notes)
     else:
-        source = _read_file(path, reading, name)
+        source = _read_file(path, reading, name, names)
     try:
         return source, find_entry(source, names, inputs)
     except LoadError as e:
@@ -62,17 +72,19 @@ class _Names:
 
 def _defines(path: Path, names: tuple[str, ...], name: _Names) -> bool:
     try:
-        return bool(set(top_level_names(_read_file(path, Reading(), name).code)) & set(names))
+        return bool(set(top_level_names(_read_file(path, Reading(), name, names).code)) & set(names))
     except LoadError:
         return False
 
 
-def _read_file(path: Path, reading: Reading, name: _Names) -> Source:
+def _read_file(path: Path, reading: Reading, name: _Names, names: tuple[str, ...] = ()) -> Source:
+    """names: the accepted entry points; read definitions-only, the file keeps the values what grading reaches
+    from the one it binds uses (definitions.keep_definitions)."""
     shown = name(path)
     if path.suffix == ".ipynb":
         from grader.submission import notebook  # nbformat's import, only for notebooks
 
-        return notebook.source(path, reading.notebook_mode, shown)
+        return notebook.source(path, reading.notebook_mode, shown, names)
     if path.suffix != ".py":
         raise LoadError(f"{shown}: not a .py file, a notebook or a folder")
     try:
@@ -81,7 +93,7 @@ def _read_file(path: Path, reading: Reading, name: _Names) -> Source:
         raise LoadError(f"{shown}: not UTF-8 text ({e.reason} at byte {e.start})") from None
     source = Source(code, shown, module_name(path))
     if reading.defs_only:
-        source = definitions.keep_definitions(source)
+        source = definitions.keep_definitions(source, names)
     return source
 
 
@@ -91,37 +103,18 @@ def top_level_names(code: str) -> dict[str, ast.AST]:
         found = tree(code)
     except (SyntaxError, ValueError):
         return {}
-    return _bindings(found)
-
-
-def _bindings(tree: ast.Module) -> dict[str, ast.AST]:
-    names: dict[str, ast.AST] = {}
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names[node.name] = node
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
-                if isinstance(target, ast.Name):
-                    names[target.id] = node
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            for alias in node.names:
-                names[(alias.asname or alias.name).split(".")[0]] = node
-    return names
+    return bindings(found)
 
 
 def find_entry(source: Source, names: tuple[str, ...], inputs: tuple[str, ...] = ("q", "k", "v")) -> str:
     """The first accepted entry-point name the source defines, after checking that it can take the `inputs`."""
-    bound = _bindings(parse(source))
-    for name in names:
-        if name in bound:
-            node = bound[name]
-            if isinstance(node, ast.FunctionDef):
-                _check_signature(node, source, inputs)
-            return name
-    if ANY_MODULE in names:  # a layer exercise: failing its names, the file's one nn.Module class with a forward
-        layers = [n for n, node in bound.items() if isinstance(node, ast.ClassDef) and _is_layer(node)]
-        if len(layers) == 1:
-            return layers[0]
+    bound = bindings(parse(source))
+    found = entry_name(bound, names)
+    if found is not None:
+        node = bound[found]
+        if isinstance(node, ast.FunctionDef):
+            _check_signature(node, source, inputs)
+        return found
     names = tuple(n for n in names if n != ANY_MODULE) or names
     functions = [n for n, node in bound.items() if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
     close = difflib.get_close_matches(names[0], functions, n=1, cutoff=0.6) or [
@@ -131,16 +124,6 @@ def find_entry(source: Source, names: tuple[str, ...], inputs: tuple[str, ...] =
     listed = ", ".join(names)
     have = f" (the file defines: {', '.join(functions)})" if functions else " (the file defines no function)"
     raise LoadError(f"{source.filename}: no function named {listed}{have}.{hint}")
-
-
-ANY_MODULE = "*"  # in an exercise's entry points: the one nn.Module subclass of the file, whatever its name
-
-
-def _is_layer(node: ast.ClassDef) -> bool:
-    """A class whose base is named Module (nn.Module, torch.nn.Module) and that defines forward."""
-    based = any((isinstance(b, ast.Attribute) and b.attr == "Module") or (isinstance(b, ast.Name) and b.id == "Module")
-                for b in node.bases)
-    return based and any(isinstance(f, ast.FunctionDef) and f.name == "forward" for f in node.body)
 
 
 def _nearest(name: str, names: tuple[str, ...]) -> str:

@@ -29,8 +29,9 @@ _TRANSFORMED = re.compile(r"(\s*)(?:[^=]*=\s*)?get_ipython\(\)\.\w+\(")  # what 
 _FALLBACK = re.compile(r"(\s*)(?:[%!]|[\w.,\s]+=\s*[%!]|\?{1,2}[\w.*]+\s*$|[\w.*]+\?{1,2}\s*$)")  # magic, shell, help
 
 
-def source(path: Path, mode: str, shown: str | None = None) -> Source:
-    """shown: the name messages give the notebook (the student's path of the copy at `path`)."""
+def source(path: Path, mode: str, shown: str | None = None, names: tuple[str, ...] = ()) -> Source:
+    """shown: the name messages give the notebook (the student's path of the copy at `path`); names: the accepted
+    entry points, whose reach decides which values mode "defs" keeps (definitions.keep_definitions)."""
     if mode not in MODES:
         raise LoadError(f"notebook mode {mode!r}: expected one of {', '.join(MODES)}")
     parts, skipped = [], []
@@ -47,7 +48,7 @@ def source(path: Path, mode: str, shown: str | None = None) -> Source:
     notebook = Source("\n".join(parts) + "\n", shown, module_name(path), skipped=tuple(skipped))
     if mode == "full":
         return notebook
-    kept = definitions.keep_definitions(notebook)
+    kept = definitions.keep_definitions(notebook, names)
     in_cell_order = sorted(kept.skipped, key=lambda entry: int(entry.split(":")[0].removeprefix("cell ")))  # stable
     return dataclasses.replace(kept, skipped=tuple(in_cell_order))
 

@@ -55,6 +55,45 @@ def tree(code: str) -> ast.Module:
         return ast.parse(code)
 
 
+ANY_MODULE = "*"  # in an exercise's entry points: the one nn.Module subclass of the file, whatever its name
+
+
+def bindings(found: ast.Module) -> dict[str, ast.AST]:
+    """Names bound at module level by def, class, assignment and import: the last statement binding each."""
+    names: dict[str, ast.AST] = {}
+    for node in found.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names[node.name] = node
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(target, ast.Name):
+                    names[target.id] = node
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                names[(alias.asname or alias.name).split(".")[0]] = node
+    return names
+
+
+def entry_name(bound: dict[str, ast.AST], names: tuple[str, ...]) -> str | None:
+    """Which of the accepted entry-point names the module's top level binds (the first), or failing them, where
+    `names` holds ANY_MODULE, the one nn.Module class with a forward; None where neither settles it."""
+    for name in names:
+        if name in bound:
+            return name
+    if ANY_MODULE in names:
+        layers = [n for n, node in bound.items() if isinstance(node, ast.ClassDef) and _is_layer(node)]
+        if len(layers) == 1:
+            return layers[0]
+    return None
+
+
+def _is_layer(node: ast.ClassDef) -> bool:
+    """A class whose base is named Module (nn.Module, torch.nn.Module) and that defines forward."""
+    based = any((isinstance(b, ast.Attribute) and b.attr == "Module") or (isinstance(b, ast.Name) and b.id == "Module")
+                for b in node.bases)
+    return based and any(isinstance(f, ast.FunctionDef) and f.name == "forward" for f in node.body)
+
+
 def parse(source: Source) -> ast.Module:
     try:
         return tree(source.code)
