@@ -20,8 +20,8 @@ import torch
 from grader.checks.core import Ctx, Failed, check
 from grader.checks.format import fmt, mismatch
 from grader.checks.reach import Form
-from grader.exercises import layer_projections as projections
-from grader.exercises.base import OUT, Exercise
+from grader.exercises import layer_projections as projections, layer_weights
+from grader.exercises.base import OPTIONAL_WEIGHTS, OUT, Exercise
 from grader.exercises.layer_inputs import (
     INPUTS,
     WK,
@@ -256,6 +256,14 @@ def gradients(ctx: Ctx) -> None:
     ctx.prove(drawing(ctx, t=(1, 5), dtypes=(np.float64,)), prop, max_examples=min(ctx.max_examples, 6))
 
 
+# the weights the layer may return beside its output: checked where it does (layer_weights)
+CHECKS.update(layer_weights.CHECKS)
+
+
+def no_options(args) -> tuple:
+    return args, {}
+
+
 @dataclass(frozen=True)
 class MhaLayer(Exercise):
     step: int = 1  # the drawn head sizes are multiples of it
@@ -263,6 +271,14 @@ class MhaLayer(Exercise):
     def expect(self, *args, **kw) -> list[tuple[int, ...]]:
         return [tuple(args[X].shape)]
 
+    def weight_shapes(self, *args, **kw) -> list[tuple[int, ...]]:
+        """[..., H, T, T], or [..., T, T]: one head's, or the heads' mean."""
+        *lead, t, _ = args[X].shape
+        return [(*lead, args[1], t, t), (*lead, t, t)]
+
+    def weight_draws(self, ctx: Ctx):
+        """The weights checks' inputs, (args, kw), within the function's reach."""
+        return drawing(ctx, t=(2, 5)).map(no_options)
 
     def forms(self) -> list[Form]:
         """The contract first ([B, T, d_model] float32, CS336's tests), then float64, no batch dim, two batch dims."""
@@ -294,7 +310,7 @@ EXERCISE = MhaLayer(
     reference,
     checks=CHECKS,
     inputs=INPUTS,
-    results=(OUT,),
+    results=(OUT, OPTIONAL_WEIGHTS),
     lead=(0, 2),
     heads=(1, 3),
 )

@@ -22,8 +22,8 @@ import torch
 from grader.checks.core import Ctx, Failed, check
 from grader.checks.format import mismatch
 from grader.checks.reach import Form
-from grader.exercises import module_projections as projections
-from grader.exercises.base import OUT, Exercise
+from grader.exercises import layer_weights, module_projections as projections
+from grader.exercises.base import OPTIONAL_WEIGHTS, OUT, Exercise
 from grader.exercises.module_inputs import (
     CONTEXT,
     DROPOUT,
@@ -275,6 +275,15 @@ def reference_match(ctx: Ctx) -> None:
     ctx.prove(drawing(ctx, present, heads=(1, 4), dtypes=(np.float32, np.float64)), prop)
 
 
+# the weights the layer may return beside its output: checked where it does (layer_weights)
+CHECKS.update(layer_weights.CHECKS)
+
+
+def heads_option(drawn: tuple) -> tuple:
+    args, heads = drawn
+    return args, {"heads": heads}
+
+
 @dataclass(frozen=True)
 class MhaModule(Exercise):
     def configured(self, conventions: dict) -> MhaModule:
@@ -290,6 +299,14 @@ class MhaModule(Exercise):
     def expect(self, *args, **kw) -> list[tuple[int, ...]]:
         return [tuple(args[0].shape)]
 
+    def weight_shapes(self, *args, **kw) -> list[tuple[int, ...]]:
+        """[B, H, T, T], or [B, T, T]: one head's, or the heads' mean (nn.MultiheadAttention's default)."""
+        b, t, _ = args[0].shape
+        return [(b, int(kw.get("heads", 1)), t, t), (b, t, t)]
+
+    def weight_draws(self, ctx: Ctx):
+        """The weights checks' inputs, (args, {"heads": H}), with the layer's own weights where they cannot be set."""
+        return drawing(ctx, mapped(ctx), t=(2, 5)).map(heads_option)
 
     def forms(self) -> list[Form]:
         return [LayerForm(1, torch.float32), LayerForm(1, torch.float64), LayerForm(1, torch.float32, long=True)]
@@ -317,7 +334,7 @@ EXERCISE = MhaModule(
     reference,
     checks=CHECKS,
     inputs=("x", *ROLES),
-    results=(OUT,),
+    results=(OUT, OPTIONAL_WEIGHTS),
     lead=(1, 1),
     options={"params": PARAMS, "weights": WEIGHTS},
     forbidden_caption="the future (j > i)",

@@ -27,4 +27,7 @@ EXPECTED = {
     "bug_inplace_scale.py": ({"inputs_unchanged"}, ["changed q_proj_weight"]),
     "bug_detached.py": ({"gradients"}, ["no gradient reaches"]),
     "bug_imports_reference.py": ({"policy"}, ["reference"]),
+    "bug_weights_heads_last.py": ({"weights_shape"}, ["weights has shape (1, 2, 1, 2), expected (1, 1, 2, 2) or (1, 2, 2)"]),
+    "bug_weights_before_mask.py": ({"future_weights_zero"}, ["in the future of query 0", "not the causally masked ones"]),
+    "bug_weights_unnormalised.py": ({"weights_sum_to_one"}, ["should sum to 1", "not a softmax over the keys"]),
 }

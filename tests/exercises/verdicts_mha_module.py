@@ -35,4 +35,7 @@ EXPECTED = {
     "bug_imports_reference.py": ({"policy"}, ["reference"]),
     "vacuous_identity.py": ({"content_dependent"}, ["changing x[0, 0] left out[0, 1] unchanged"]),
     "vacuous_values_only.py": ({"content_dependent"}, ["its own token only"]),
+    "bug_weights_heads_last.py": ({"weights_shape"}, ["weights has shape (1, 2, 1, 2), expected (1, 1, 2, 2) or (1, 2, 2)"]),
+    "bug_weights_before_mask.py": ({"future_weights_zero"}, ["in the future of query 0", "not the causally masked ones"]),
+    "bug_weights_unnormalised.py": ({"weights_sum_to_one"}, ["should sum to 1", "not a softmax over the keys"]),
 }
