@@ -6,6 +6,7 @@ LIMITED = ({"output_shape"}, ["context length of 8", "T = 12"])
 
 EXPECTED = {
     "limited_cs224n.py": LIMITED,
+    "limited_karpathy_gpt.ipynb": LIMITED,  # the lecture's whole gpt.py in cells: its data cell opens input.txt
     "limited_karpathy_multihead.py": LIMITED,
     "limited_mingpt.py": LIMITED,
     "limited_nanogpt.py": LIMITED,
