@@ -129,7 +129,7 @@ class Subject:
     _printed: str = ""  # what closed workers printed
     _calls: int = 0
     _seen: tuple | None = None  # what the last call's clock left: its last look at this worker (RunClock's since)
-    _described: dict = field(default_factory=dict)  # describe()'s answers, by context length
+    _described: dict = field(default_factory=dict)  # describe()'s answers, by context length and sizes
 
     # -- lifecycle -------------------------------------------------------------------------------------------
     def _start(self) -> None:
@@ -362,14 +362,19 @@ class Subject:
             raise WorkerLost("the worker sent gradients of shapes the grader did not ask for")
         return got
 
-    def describe(self, context: int) -> dict:
-        """A layer class as the worker built it (sandbox.worker.modules.Layer.describe): its class and signature,
-        how it was built, its parameters, which take which weights, the roles present and what could not be mapped.
+    def describe(self, context: int, d: int | None = None, heads: int | None = None,
+                 dropout: float | None = None) -> dict:
+        """A layer class as the worker built it (sandbox.worker.modules.Layer.describe), d wide with `heads` heads
+        (the worker's probe build where not given): its class and signature, how it was built (the constructor's
+        arguments, the config's attributes it read, the module globals set), its parameters, which take which
+        weights (`pieces`: [role, first row, last row + 1]), the roles present and what could not be mapped.
         The reply is data: every field is checked and cut to size; StudentError when the worker could not answer."""
-        if context in self._described:
-            return self._described[context]
+        sizes = {k: v for k, v in (("d", d), ("heads", heads), ("dropout", dropout)) if v is not None}
+        key = (context, *sorted(sizes.items()))
+        if key in self._described:
+            return self._described[key]
         self.load()
-        reply, _ = self._roundtrip({"op": "describe", "context": int(context)}, b"", self.limits.call_timeout,
+        reply, _ = self._roundtrip({"op": "describe", "context": int(context), **sizes}, b"", self.limits.call_timeout,
                                    "building your class")
         if not reply.get("ok"):
             kind = _kind(reply)
@@ -380,7 +385,8 @@ class Subject:
         text = lambda x, n=300: str(x)[:n]  # noqa: E731
         listed = lambda x: x if isinstance(x, list) else []  # noqa: E731
         mapping = lambda x: x if isinstance(x, dict) else {}  # noqa: E731
-        self._described[context] = {
+        whole = lambda x: x if type(x) is int and 0 <= x <= 1 << 20 else -1  # noqa: E731
+        self._described[key] = {
             "class": text(found.get("class"), 80), "signature": text(found.get("signature")),
             "built": {text(k, 40): text(v, 40) for k, v in list(mapping(found.get("built")).items())[:20]},
             "parameters": [(text(p[0], 80), text(p[1], 40)) for p in listed(found.get("parameters"))[:40]
@@ -390,8 +396,14 @@ class Subject:
             "unmapped": [text(n, 80) for n in listed(found.get("unmapped"))[:20]],
             "problem": text(found.get("problem"), 1500),
             "heads": found.get("heads") is True,
+            "positional": [text(n, 40) for n in listed(found.get("positional"))[:20]],
+            "config": {text(k, 40): text(v, 40) for k, v in list(mapping(found.get("config")).items())[:100]},
+            "by_key": found.get("by_key") is True,
+            "pieces": {text(n, 80): [(text(p[0], 8), whole(p[1]), whole(p[2])) for p in listed(parts)[:64]
+                                     if isinstance(p, list) and len(p) == 3]
+                       for n, parts in list(mapping(found.get("pieces")).items())[:40]},
         }
-        return self._described[context]
+        return self._described[key]
 
     def devices(self, device: str, *args, expect, **kw) -> list[str]:
         """Run on the meta device and return the device types of the result's tensors."""

@@ -12,6 +12,7 @@ Student code runs here only: the constructor and forward may raise or hang, as a
 
 from __future__ import annotations
 
+import copy
 import inspect
 import re
 import types
@@ -52,18 +53,57 @@ class Unmapped(BadOutput):
     """The class cannot be built as the grader calls it: what was found, and how a rubric says more."""
 
 
+class Reads:
+    """Which of a config's attributes the class read (while built and while called), and whether as a mapping too."""
+
+    def __init__(self):
+        self.names: set[str] = set()
+        self.by_key = False
+
+
 class Config(types.SimpleNamespace):
     """A `config` with every usual attribute (nanoGPT's GPTConfig, minGPT's CfgNode, CS224N's GPTConfig), readable
-    as attributes, as a mapping (config["n_embd"]) and with .get()."""
+    as attributes, as a mapping (config["n_embd"]) and with .get(); each attribute read is noted in its `Reads` (a
+    copy's too), so that a replay can build the class with those alone."""
+
+    __slots__ = ("_reads",)
+
+    def _noted(self, by_key: bool = False) -> Reads:
+        try:
+            reads = object.__getattribute__(self, "_reads")
+        except AttributeError:  # unpickled: it still works, unnoted
+            reads = Reads()
+        reads.by_key |= by_key
+        return reads
+
+    def __getattribute__(self, name):
+        value = super().__getattribute__(name)
+        if not name.startswith("_") and name in super().__getattribute__("__dict__"):
+            super().__getattribute__("_noted")().names.add(name)
+        return value
 
     def __getitem__(self, name):
+        self._noted(by_key=True)
         return getattr(self, name)
 
     def get(self, name, default=None):
+        self._noted(by_key=True)
         return getattr(self, name, default)
 
     def __contains__(self, name) -> bool:
+        self._noted(by_key=True)
         return hasattr(self, name)
+
+    def __copy__(self):
+        return noting(Config(**vars(self)), self._noted())
+
+    def __deepcopy__(self, memo):
+        return noting(Config(**copy.deepcopy(vars(self), memo)), self._noted())
+
+
+def noting(config: Config, reads: Reads) -> Config:
+    object.__setattr__(config, "_reads", reads)
+    return config
 
 
 def values(d: int, heads: int, context: int, dropout: float) -> dict:
@@ -88,13 +128,16 @@ class Layer:
         self.names = {str(k): str(v) for k, v in (build.get("weights") or {}).items()}  # parameter name -> role
         self.built: dict = {}
         self.said: dict = {}
+        self.positional: list[str] = []  # the constructor's parameters given by position (positional-only ones)
+        self.reads = Reads()  # the config's attributes the class read, in every build and call so far
 
     # -- building ---------------------------------------------------------------------------------------------
     def _role(self, name: str) -> str | None:
         return self.aliases.get(name) or ROLE_OF.get(name) or ROLE_OF.get(name.lower())
 
     def arguments(self, vals: dict) -> tuple[list, dict, dict]:
-        """(positional, keyword, said) for the constructor; Unmapped naming a required parameter of no usual name."""
+        """(positional, keyword, said) for the constructor (said in the signature's order, the positional ones
+        first); Unmapped naming a required parameter of no usual name."""
         try:
             sig = inspect.signature(self.cls)
         except (TypeError, ValueError):
@@ -125,7 +168,7 @@ class Layer:
         attrs = {name: vals[role] for role, names in PARAMS.items() if role in vals for name in names}
         attrs.update({alias: vals[role] for alias, role in self.aliases.items() if role in vals})
         attrs.update(n_layer=1, embd_pdrop=vals["dropout"], model_type=None)
-        return Config(**attrs)
+        return noting(Config(**attrs), self.reads)
 
     def globals_for(self, said: dict, vals: dict) -> dict:
         """Module globals a constructor that takes no width (or no context) reads instead (ng-video-lecture's
@@ -145,6 +188,7 @@ class Layer:
         fixed = self.globals_for(said, vals)
         vars(self.module).update(fixed)
         self.said = {**said, **{f"global {k}": v for k, v in fixed.items()}}
+        self.positional = [name for name in said if name not in kwargs]
         module = self.cls(*args, **kwargs)
         if not isinstance(module, torch.nn.Module):
             raise Unmapped(f"{self.cls.__name__}(...) did not make an nn.Module")
@@ -173,17 +217,22 @@ class Layer:
                 params[name] = torch.cat([given[role][a:b] for role, a, b in parts], 0)
         return torch.func.functional_call(module, params, (x,), strict=False)
 
-    def describe(self, context: int) -> dict:
-        """What the probe build (PROBE_D wide, PROBE_HEADS heads) shows: how it was built, its parameters, which of
-        them take which weights, the roles present, and what could not be mapped (`problem`)."""
+    def describe(self, context: int, d: int = PROBE_D, heads: int = PROBE_HEADS, dropout: float = PROBE_DROPOUT) -> dict:
+        """What a build of width d with `heads` heads shows (the probe build by default): how it was built (`built`:
+        the constructor's arguments in order, those given by position named in `positional`, the module globals set
+        as "global NAME"; `config`: the attributes of a config argument the class has read so far, in any build or
+        call, with this build's values, `by_key` when it read them as a mapping too), its parameters, which of them
+        take which weights (`mapped` in words, `pieces` as [role, first row, last row + 1]), the roles present, and
+        what could not be mapped (`problem`)."""
         found = {"class": self.cls.__name__, "signature": "", "built": {}, "parameters": [], "mapped": {},
-                 "present": [], "unmapped": [], "problem": "", "heads": False}
+                 "present": [], "unmapped": [], "problem": "", "heads": False, "positional": [], "config": {},
+                 "by_key": False, "pieces": {}}
         try:
             found["signature"] = f"{self.cls.__name__}{inspect.signature(self.cls)}"
         except (TypeError, ValueError):
             found["signature"] = self.cls.__name__
         try:
-            module = self.make(PROBE_D, PROBE_HEADS, context, PROBE_DROPOUT)
+            module = self.make(d, heads, context, dropout)
         except Unmapped as e:
             found["problem"] = str(e)
             return found
@@ -191,12 +240,18 @@ class Layer:
             found["problem"] = f"building it as {self.cls.__name__}({_args(self.said)}) raised {type(e).__name__}: {str(e)[:300]}"
             return found
         found["built"] = {k: (v if isinstance(v, (int, float, bool, str)) else repr(v)[:40]) for k, v in self.said.items()}
+        found["positional"] = list(self.positional)
+        if "config" in self.said.values():
+            attrs = vars(self.config(values(d, heads, context, dropout)))
+            found["config"] = {n: attrs[n] for n in sorted(self.reads.names) if n in attrs}
+            found["by_key"] = self.reads.by_key
         # whether the head count reaches the build: a layer that takes none has one head (Raschka's CausalAttention)
         found["heads"] = any(self._role(k.removeprefix("global ")) in ("heads", "head_size", "config") for k in self.said)
         found["parameters"] = [[n, list(p.shape)] for n, p in module.named_parameters()][:40]
-        pieces, unmapped, problem = layout(module, PROBE_D, PROBE_HEADS, self.names)
-        found["mapped"] = {n: " | ".join(r if (a, b) == (0, PROBE_D) else f"{r}[{a}:{b}]" for r, a, b in parts)
+        pieces, unmapped, problem = layout(module, d, heads, self.names)
+        found["mapped"] = {n: " | ".join(r if (a, b) == (0, d) else f"{r}[{a}:{b}]" for r, a, b in parts)
                            for n, parts in pieces.items()}
+        found["pieces"] = {n: [[r, a, b] for r, a, b in parts] for n, parts in pieces.items()}
         found["present"] = sorted({r for parts in pieces.values() for r, _, _ in parts}, key=ROLES.index)
         found["unmapped"] = unmapped
         found["problem"] = problem

@@ -94,7 +94,10 @@ class _Server:
             elif req["op"] == "ready":
                 reply, data = {"ok": True}, b""
             elif req["op"] == "describe":  # a layer class: how it was built and which parameters take the weights
-                reply, data = {"ok": True, "layout": self.fn.describe(int(req.get("context", 8)))}, b""
+                sizes: dict[str, float] = {k: int(req[k]) for k in ("d", "heads") if k in req}
+                if "dropout" in req:
+                    sizes["dropout"] = float(req["dropout"])
+                reply, data = {"ok": True, "layout": self.fn.describe(int(req.get("context", 8)), **sizes)}, b""
             else:
                 reply, data = call(self.fn, self.parts, req, payload)
         except BadOutput as e:
