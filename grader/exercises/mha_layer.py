@@ -239,9 +239,9 @@ def gradients(ctx: Ctx) -> None:
         try:
             got = ctx.grads(*args, grad_out=g)
         except Failed as e:
-            # the worker names the leaves no gradient reaches; every weight but not the input: a module took copies
-            words = str(e.error) if e.error is not None else ""
-            if "no gradient reaches" in words and all(n in words for n in INPUTS[2:6]) and INPUTS[X] not in words:
+            # every weight unreached but not the input: a module took copies of the weights
+            unreached = e.error.unreached if e.error is not None else frozenset()
+            if set(INPUTS[2:6]) <= unreached and INPUTS[X] not in unreached:
                 if GRADS_NOTE not in ctx.notes:
                     ctx.notes.append(GRADS_NOTE)
                 return
