@@ -22,10 +22,11 @@ def _starter(text: str) -> Path:
     if not path.is_file():
         raise argparse.ArgumentTypeError(f"{text}: no such file" if not path.exists() else f"{text}: not a file")
     try:
-        with open(path, "rb") as f:
-            f.read(1)
+        path.read_bytes().decode("utf-8")  # a template's lines that cannot be read would never count: say so
     except OSError as e:
         raise argparse.ArgumentTypeError(f"{text}: cannot be read ({e.strerror})") from None
+    except UnicodeDecodeError:
+        raise argparse.ArgumentTypeError(f"{text}: not UTF-8 text, as a .py file or a notebook is") from None
     return path
 
 

@@ -150,6 +150,7 @@ def test_unchanged_rerun_rewrites_the_same_files_from_the_database(graded):
 
 @pytest.mark.parametrize("option, value, says", [
     ("--starter", "missing.py", "missing.py: no such file"),
+    ("--starter", "latin1.py", "latin1.py: not UTF-8 text"),
     ("--compare-with", "missing", "missing: no such folder"),
     ("--compare-with", "a.py", "a.py: not a folder"),
     ("--compare-with", "empty", "empty: holds no .py files"),
@@ -157,6 +158,7 @@ def test_unchanged_rerun_rewrites_the_same_files_from_the_database(graded):
 def test_bad_insight_input_is_one_line_and_exit_2(tmp_path, option, value, says):
     (tmp_path / "a.py").write_text("def attention(q, k, v):\n    return q, q\n")
     (tmp_path / "empty").mkdir()
+    (tmp_path / "latin1.py").write_bytes("# handed out by the café\n".encode("latin-1"))
     result = subprocess.run([*grade_argv(tmp_path), option, str(tmp_path / value)], capture_output=True, text=True,
                             timeout=60)
     assert result.returncode == 2
