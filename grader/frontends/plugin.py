@@ -71,20 +71,31 @@ def _state(config) -> _State | None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config):
-    """Before pytest imports any conftest: none may run in the grading process (a student's folder may hold one),
-    and a configuration file pytest found in the submission means it was read: refuse (frontends.pytest_pin)."""
-    submission = getattr(early_config.known_args_namespace, "submission", None)
+    """Before pytest imports any conftest: none may run in the grading process (a student's folder may hold one).
+    Fails closed (`pytest_cmdline_main`) where pytest looked for its configuration itself rather than being pinned
+    (frontends.pytest_pin), where the configuration it read lies in the submission, and where pytest-xdist would
+    start other pytest processes."""
+    ns = early_config.known_args_namespace
+    submission = getattr(ns, "submission", None)
     if not submission:
         return
     from grader.frontends import pytest_pin
 
-    pytest_pin.unpin()
-    early_config.known_args_namespace.noconftest = True
+    ns.noconftest = True
     ini = early_config.inipath
-    if ini is not None and _near(Path(ini), Path(submission)):
-        early_config.stash[_REFUSED] = (
-            f"pytest read its configuration from the submission ({ini}); grade it with pytest's own: "
-            f"pytest {pytest_pin.PIN} --submission ..., or attention-grader check")
+    how = f"grade it with pytest's own configuration: pytest {pytest_pin.PIN} --submission ..., or attention-grader check"
+    if not ns.inifilename:
+        refused = (f"pytest looked for its configuration around the submission (attention_grader.pth was not read "
+                   f"by this Python, or could not pin it); {how}")
+    elif ini is not None and _near(Path(ini), Path(submission)):
+        refused = f"pytest read its configuration from the submission ({ini}); {how}"
+    elif getattr(ns, "numprocesses", None) or getattr(ns, "dist", "no") != "no" or getattr(ns, "tx", None) \
+            or getattr(ns, "looponfail", False):
+        refused = ("pytest --submission grades in this one process: drop -n, --dist, --tx and -f (pytest-xdist); "
+                   "attention-grader grade grades many submissions in parallel")
+    else:
+        return
+    early_config.stash[_REFUSED] = refused
 
 
 def _near(path: Path, submission: Path) -> bool:
@@ -92,6 +103,15 @@ def _near(path: Path, submission: Path) -> bool:
     sub = submission.resolve()
     folder = sub if sub.is_dir() else sub.parent
     return path.resolve().is_relative_to(folder)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """A refusal, before any other plugin's main (pytest-xdist's --looponfail) or configure runs: one line, exit 2."""
+    if _REFUSED in config.stash:
+        print(f"attention-grader: {config.stash[_REFUSED]}", file=sys.stderr)
+        return 2
+    return None
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -3,11 +3,19 @@
 pytest looks for `pytest.ini`, `pyproject.toml`, `tox.ini` or `setup.cfg` upward from every path on its command line
 (a `--submission FOLDER` value among them) and applies the first one's `addopts` before any plugin loads: a
 student's `-p no:attention_grader` there would switch the grader off and let the student's conftest answer for it.
-So `attention_grader.pth` (site-packages) calls `pin` at every interpreter start, before pytest reads anything,
-when the command line names --submission: pytest then reads `/dev/null` as its configuration, roots in the current
-folder and loads no conftest. A teacher's own configuration still applies when given as `-c FILE` (the last -c wins).
-The plugin checks the pin again where it loads (`checked`) and fails closed when pytest read a configuration file
-from the submission anyway.
+No plugin hook runs early enough to stop that, so the pin is put into pytest itself: `attention_grader.pth`
+(site-packages) calls `install` at every interpreter start, which patches `_pytest.config.Config.parse` as that module
+is imported. Whenever the arguments a Config parses name --submission (as `--submission PATH`, `--submission=PATH`, a
+prefix of it such as `--submiss`, which pytest rejects only after reading the configuration, in an `@FILE` of
+arguments or in PYTEST_ADDOPTS), PIN goes in front of them: pytest then reads `/dev/null` as its configuration,
+roots in the current folder, loads no conftest and keeps no cache. This holds whatever the program: the `pytest`
+script, `python -m pytest`, `pytest.main([...])` from any script, and every process pytest starts that parses the
+same arguments (pytest-xdist's workers). Nothing is left in the environment. A teacher's own configuration still
+applies when given as `-c FILE` (the last -c wins).
+
+The plugin checks where it loads (`plugin.pytest_load_initial_conftests`) that a configuration file was pinned and
+that it does not lie in the submission, and fails closed with exit status 2 and one line otherwise (an interpreter
+started without site-packages' .pth files, `python -S`, is one way to get there).
 """
 
 from __future__ import annotations
@@ -15,29 +23,119 @@ from __future__ import annotations
 import os
 import sys
 
-PIN = "-c /dev/null --rootdir=. --noconftest"
-_BEFORE = "ATTENTION_GRADER_PYTEST_ADDOPTS"  # PYTEST_ADDOPTS as it was, for the plugin to put back
+PIN = "-c /dev/null --rootdir=. --noconftest -p no:cacheprovider"
+OPTION = "--submission"
+MODULE = "_pytest.config"  # where Config lives
+_ADDOPTS = "PYTEST_ADDOPTS"
+_MAX_ARGFILE = 1 << 20
 
 
-def wanted(argv: list[str]) -> bool:
-    return any(a == "--submission" or a.startswith("--submission=") for a in argv)
+def wanted(args, addopts: bool = True) -> bool:
+    """Whether pytest's arguments (and PYTEST_ADDOPTS, which pytest puts in front of them) name --submission."""
+    if _names(args, 0):
+        return True
+    env = os.environ.get(_ADDOPTS, "") if addopts else ""
+    if "--s" not in env:
+        return False
+    import shlex
+
+    try:
+        return _names(shlex.split(env), 0)
+    except ValueError:  # pytest will say what is wrong with it
+        return True
 
 
-def pin(argv: list[str] | None = None) -> None:
-    """Put PIN in front of PYTEST_ADDOPTS when this interpreter runs pytest with --submission."""
-    argv = sys.argv if argv is None else argv
-    program = os.path.basename(argv[0]) if argv else ""
-    if not wanted(argv) or program not in ("pytest", "py.test", "-m") or _BEFORE in os.environ:
-        return  # `python -m` hides the module's name here; PYTEST_ADDOPTS means nothing to other programs
-    os.environ[_BEFORE] = os.environ.get("PYTEST_ADDOPTS", "")
-    os.environ["PYTEST_ADDOPTS"] = f"{PIN} {os.environ[_BEFORE]}".strip()
+def _names(args, depth: int) -> bool:
+    for a in args:
+        a = os.fspath(a) if isinstance(a, os.PathLike) else a
+        if not isinstance(a, str):
+            continue
+        if a.startswith("@") and depth < 4 and _names(_argfile(a[1:]), depth + 1):
+            return True  # argparse reads arguments from @FILE, one a line
+        name = a.split("=", 1)[0]
+        if len(name) >= 3 and OPTION.startswith(name):  # `--s`.. `--submission`: pytest allows no abbreviation,
+            return True  # but says so only after it has read the configuration
+    return False
 
 
-def unpin() -> None:
-    """PYTEST_ADDOPTS as the teacher set it, for whatever this pytest runs in turn."""
-    if _BEFORE in os.environ:
-        before = os.environ.pop(_BEFORE)
-        if before:
-            os.environ["PYTEST_ADDOPTS"] = before
-        else:
-            os.environ.pop("PYTEST_ADDOPTS", None)
+def _argfile(path: str) -> list[str]:
+    """A teacher's @FILE of arguments, one a line, as argparse reads it; a FIFO or a device is never waited on."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return []
+    with os.fdopen(fd, "rb") as f:
+        import stat
+
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return []
+        return f.read(_MAX_ARGFILE).decode(errors="replace").splitlines()
+
+
+def _pin(parse):
+    def parse_pinned(self, args, addopts: bool = True):
+        if not isinstance(args, list) or not wanted(args, addopts):
+            return parse(self, args, addopts)
+        if not addopts:  # Config.fromdictargs: no PYTEST_ADDOPTS will be read, the pin goes first in the arguments
+            args[:0] = PIN.split()
+            return parse(self, args, addopts)
+        before = os.environ.get(_ADDOPTS)  # in front of PYTEST_ADDOPTS too, for the teacher's -c there to win
+        os.environ[_ADDOPTS] = f"{PIN} {before or ''}".strip()
+        try:
+            return parse(self, args, addopts)
+        finally:
+            if before is None:
+                os.environ.pop(_ADDOPTS, None)
+            else:
+                os.environ[_ADDOPTS] = before
+
+    parse_pinned.pinned = True
+    return parse_pinned
+
+
+def patch(module) -> None:
+    """Pin `Config.parse` of this `_pytest.config` module (once)."""
+    config = module.Config
+    if not getattr(config.parse, "pinned", False):
+        config.parse = _pin(config.parse)
+
+
+class _Loader:
+    """`_pytest.config`'s own loader, and the patch once it has run."""
+
+    def __init__(self, loader):
+        self._loader = loader
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module) -> None:
+        self._loader.exec_module(module)
+        patch(module)
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)
+
+
+class Finder:
+    """On sys.meta_path: finds `_pytest.config` as Python would, with `_Loader` around its loader; nothing else."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name != MODULE:
+            return None
+        from importlib.machinery import PathFinder
+
+        spec = PathFinder.find_spec(name, path, target)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _Loader(spec.loader)
+        return spec
+
+
+def install() -> None:
+    """What attention_grader.pth calls at interpreter start."""
+    if MODULE in sys.modules:
+        patch(sys.modules[MODULE])
+    elif Finder not in sys.meta_path:
+        sys.meta_path.insert(0, Finder)
+

@@ -60,12 +60,13 @@ class Grading:
 
     def __init__(self, path: str | Path, rubric: Rubric, *, device: str = "cpu", reading: Reading = Reading(),
                  planned: bool = True, build: builds.Teacher | None = None, staged: staging.Staged | None = None,
-                 draws: drawing.Draws | None = None):
+                 draws: drawing.Draws | None = None, others: tuple[str, ...] = ()):
         """path: the submission as the caller names it; staged: its copy, when the caller staged it already (a
         batch hashes the copy first), else it is staged here when it loads, and removed at close.
         planned: replay the rubric's example plan (same verdicts; hypothesis only where one fails).
         build: the teacher's grader or a student build (grading.build), this installation's by default.
-        draws: what seeds the examples (checks.draws): the build's (the course secret, a student build's salt)."""
+        draws: what seeds the examples (checks.draws): the build's (the course secret, a student build's salt).
+        others: the entry points of the rubric's other parts (Parts), where a missing one belongs (loader.read)."""
         self.path = Path(path)
         self.staged = staged
         self._scratch: str | None = None  # the folder of a copy staged here
@@ -78,6 +79,7 @@ class Grading:
         self.catalogue = {**BUILTIN, **self.exercise.catalogue}
         self.device = device
         self.reading = reading
+        self.others = others
         self.outcomes: dict[str, Outcome] = {}
         self.source: Source | None = None
         self.subject: Subject | None = None
@@ -196,7 +198,7 @@ class Grading:
                 return failed(staged.refused)
             assert staged.copy is not None  # staged, not refused
             self.source, entry = loader.read(staged.copy, self.rubric.names, self.exercise.inputs, self.reading,
-                                             shown=self.path)
+                                             shown=self.path, others=self.others)
         except LoadError as e:
             self.source = getattr(e, "source", None)  # what definitions-only loading left out explains a missing name
             return failed(str(e))
@@ -317,7 +319,9 @@ class Parts(Grading):
 
     def __init__(self, path: str | Path, rubric: Rubric, *, reading: Reading = Reading(), **kw):
         self.path, self.rubric, self.reading = Path(path), rubric, reading
-        self.parts = {name: Grading(path, part, reading=reading, **kw) for name, part in rubric.parts.items()}
+        others = lambda name: tuple(n for p, r in rubric.parts.items() if p != name for n in r.names)  # noqa: E731
+        self.parts = {name: Grading(path, part, reading=reading, others=others(name), **kw)
+                      for name, part in rubric.parts.items()}
         self.outcomes: dict[str, Outcome] = {}
 
     def grading_of(self, cid: str) -> tuple[Grading, str]:

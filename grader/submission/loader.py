@@ -31,10 +31,13 @@ def _candidates(folder: Path) -> list[Path]:
 
 
 def read(path: str | Path, names: tuple[str, ...], inputs: tuple[str, ...] = ("q", "k", "v"),
-         reading: Reading = Reading(), shown: str | Path | None = None) -> tuple[Source, str]:
+         reading: Reading = Reading(), shown: str | Path | None = None,
+         others: tuple[str, ...] = ()) -> tuple[Source, str]:
     """The submission's source and the name of its entry point, which must take the exercise's positional `inputs`;
     LoadError with an actionable message. `path` is what is read (the staged copy); `shown`, the path the student
-    knows it by, is what messages and tracebacks name (by default `path` itself)."""
+    knows it by, is what messages and tracebacks name (by default `path` itself). `others`: the entry points of the
+    rubric's other parts (CS336's sibling adapters), which say where a missing one belongs in a folder and are
+    never offered as its misspelling."""
     path = Path(path)
     name = _Names(path, Path(shown) if shown is not None else path)
     if not path.exists():
@@ -43,18 +46,15 @@ def read(path: str | Path, names: tuple[str, ...], inputs: tuple[str, ...] = ("q
         found = _candidates(path)
         if not found:
             raise LoadError(f"{name(path)}: the folder holds no .py or .ipynb file")
-        defining = [p for p in found if _defines(p, names, name)]
-        if len(defining) != 1:
-            # several or none: let the first file explain (a syntax error, a misspelt name, ...)
-            chosen = (defining or found)[0]
-        else:
-            chosen = defining[0]
+        bound = {p: _bound(p, names, name) for p in found}
+        defining = [p for p, b in bound.items() if b is not None and entry_name(b, names) is not None]
+        chosen = defining[0] if defining else _belongs(path, found, bound, names, others, name)  # several: the first
         source = _read_file(chosen, reading, name, names)
         source = Source(source.code, source.filename, source.module, str(path), source.skipped, source.notes)
     else:
         source = _read_file(path, reading, name, names)
     try:
-        return source, find_entry(source, names, inputs)
+        return source, find_entry(source, names, inputs, others)
     except LoadError as e:
         e.source = source  # the report can still list what definitions-only loading left out
         raise
@@ -70,11 +70,29 @@ class _Names:
         return str(self.shown / p.relative_to(self.copy)) if p != self.copy else str(self.shown)
 
 
-def _defines(path: Path, names: tuple[str, ...], name: _Names) -> bool:
+def _bound(path: Path, names: tuple[str, ...], name: _Names) -> dict[str, ast.AST] | None:
+    """What a file of a folder binds at its top level; None where it cannot be read or parsed."""
     try:
-        return bool(set(top_level_names(_read_file(path, Reading(), name, names).code)) & set(names))
-    except LoadError:
-        return False
+        return bindings(tree(_read_file(path, Reading(), name, names).code))
+    except (LoadError, SyntaxError, ValueError):
+        return None
+
+
+def _belongs(folder: Path, found: list[Path], bound: dict, names: tuple[str, ...], others: tuple[str, ...],
+             name: _Names) -> Path:
+    """The file of a folder where entry points `names` that no file defines belong, to be named in the error: the
+    one with the rubric's other entry points (CS336's tests/adapters.py), else one with a function of a close name
+    (a misspelling), else one that cannot be parsed (it may hold them); LoadError when none of them is."""
+    for fits in (lambda p: bound[p] is not None and any(n in bound[p] for n in others),
+                 lambda p: bound[p] is not None and _misspelt(_functions(bound[p], others), names) is not None,
+                 lambda p: bound[p] is None):
+        fitting = [p for p in found if fits(p)]
+        if fitting:
+            return fitting[0]
+    listed = ", ".join(n for n in names if n != ANY_MODULE) or "an nn.Module class with a forward"
+    looked = [str(p.relative_to(folder)) for p in found]
+    more = f" and {len(looked) - 12} more" if len(looked) > 12 else ""
+    raise LoadError(f"{name(folder)}: no file of the folder defines {listed} (looked at: {', '.join(looked[:12])}{more})")
 
 
 def _read_file(path: Path, reading: Reading, name: _Names, names: tuple[str, ...] = ()) -> Source:
@@ -106,8 +124,10 @@ def top_level_names(code: str) -> dict[str, ast.AST]:
     return bindings(found)
 
 
-def find_entry(source: Source, names: tuple[str, ...], inputs: tuple[str, ...] = ("q", "k", "v")) -> str:
-    """The first accepted entry-point name the source defines, after checking that it can take the `inputs`."""
+def find_entry(source: Source, names: tuple[str, ...], inputs: tuple[str, ...] = ("q", "k", "v"),
+               others: tuple[str, ...] = ()) -> str:
+    """The first accepted entry-point name the source defines, after checking that it can take the `inputs`.
+    others: the rubric's other entry points, never suggested as a misspelling of these."""
     bound = bindings(parse(source))
     found = entry_name(bound, names)
     if found is not None:
@@ -116,14 +136,28 @@ def find_entry(source: Source, names: tuple[str, ...], inputs: tuple[str, ...] =
             _check_signature(node, source, inputs)
         return found
     names = tuple(n for n in names if n != ANY_MODULE) or names
-    functions = [n for n, node in bound.items() if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    close = difflib.get_close_matches(names[0], functions, n=1, cutoff=0.6) or [
-        m for name in names[1:] for m in difflib.get_close_matches(name, functions, n=1, cutoff=0.75)
-    ][:1]
-    hint = f" Did you mean to name {close[0]!r} {_nearest(close[0], names)!r}?" if close else ""
+    functions = _functions(bound)
+    close = _misspelt(_functions(bound, others), names)
+    hint = f" Did you mean to name {close!r} {_nearest(close, names)!r}?" if close else ""
     listed = ", ".join(names)
     have = f" (the file defines: {', '.join(functions)})" if functions else " (the file defines no function)"
     raise LoadError(f"{source.filename}: no function named {listed}{have}.{hint}")
+
+
+def _functions(bound: dict[str, ast.AST], others: tuple[str, ...] = ()) -> list[str]:
+    """The functions a module defines at its top level, but for `others` (the rubric's other entry points)."""
+    return [n for n, node in bound.items() if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and n not in others]
+
+
+def _misspelt(functions: list[str], names: tuple[str, ...]) -> str | None:
+    """The function that looks like a misspelling of an accepted name (the first name's more loosely), if one does."""
+    names = tuple(n for n in names if n != ANY_MODULE)
+    if not names:
+        return None
+    close = difflib.get_close_matches(names[0], functions, n=1, cutoff=0.6) or [
+        m for name in names[1:] for m in difflib.get_close_matches(name, functions, n=1, cutoff=0.75)
+    ]
+    return close[0] if close else None
 
 
 def _nearest(name: str, names: tuple[str, ...]) -> str:

@@ -68,6 +68,18 @@ def forged_folder(root: Path, name: str, config: str | None, config_name: str) -
     return sub
 
 
+# pytest.main() from a script: no --submission on the interpreter's command line, the pin is pytest's own
+MAIN = "import sys, pytest; sys.exit(pytest.main({args!r}))"
+# ... and from an interpreter where the pin never went in: the plugin fails closed
+UNPINNED = ("import sys, grader.frontends.pytest_pin as pin; sys.meta_path.remove(pin.Finder); import pytest; "
+            "assert not getattr(pytest.Config.parse, 'pinned', False); sys.exit(pytest.main({args!r}))")
+REFUSED = {  # label -> the exit status and the one line (None: pytest's own usage error)
+    "-n 2 (pytest-xdist)": (2, "pytest --submission grades in this one process"),
+    "--submiss (a prefix pytest rejects late)": (4, None),
+    "pytest's configuration left unpinned": (2, "pytest looked for its configuration around the submission"),
+}
+
+
 @pytest.fixture(scope="module")
 def attacks(tmp_path_factory):
     """Each layout graded by `pytest --submission` in a fresh process, side by side: name -> (run, results, marks)."""
@@ -83,6 +95,15 @@ def attacks(tmp_path_factory):
     runs["run from inside it"] = (["--submission", "."], sub)
     sub = forged_folder(root, "plugin", "[pytest]\npythonpath = .\naddopts = -p attention\n", "pytest.ini")
     runs["-p of the student's module"] = (["--submission", str(sub)], root / "empty-plugin")
+    sub = forged_folder(root, "main", CONFIGS["pytest.ini"], "pytest.ini")
+    runs["pytest.main() from a script"] = (["--submission", str(sub)], root / "empty-main")
+    sub = forged_folder(root, "xdist", CONFIGS["pytest.ini"], "pytest.ini")
+    runs["-n 2 (pytest-xdist)"] = (["-n", "2", "--submission", str(sub)], root / "empty-xdist")
+    sub = forged_folder(root, "prefix", CONFIGS["pytest.ini"], "pytest.ini")
+    (sub / "conftest.py").write_text(CONFTEST.replace('"--submission"', '"--submiss"'))
+    runs["--submiss (a prefix pytest rejects late)"] = (["--submiss", str(sub)], root / "empty-prefix")
+    sub = forged_folder(root, "unpinned", None, "")
+    runs["pytest's configuration left unpinned"] = (["--submission", str(sub)], root / "empty-unpinned")
 
     def run(item):
         label, (args, cwd) = item
@@ -90,8 +111,13 @@ def attacks(tmp_path_factory):
         marks = root / f"marks-{abs(hash(label))}"
         marks.mkdir()
         results = cwd / f"r-{marks.name}.json"
-        done = subprocess.run(PYTEST + [*args, "--rubric", str(root / "rubric.toml"), "--grade-json", str(results)],
-                              cwd=cwd, capture_output=True, text=True, timeout=300,
+        args = [*args, "--rubric", str(root / "rubric.toml"), "--grade-json", str(results)]
+        cmd = PYTEST + args
+        if label == "pytest.main() from a script":
+            cmd = [sys.executable, "-c", MAIN.format(args=args)]
+        elif label == "pytest's configuration left unpinned":
+            cmd = [sys.executable, "-c", UNPINNED.format(args=args)]
+        done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300,
                               env={**os.environ, "TRUST_MARKS": str(marks), "PYTHONDONTWRITEBYTECODE": "1"})
         return label, (done, json.loads(results.read_text()) if results.exists() else None, sorted(os.listdir(marks)))
 
@@ -99,13 +125,30 @@ def attacks(tmp_path_factory):
         return dict(pool.map(run, runs.items()))
 
 
-@pytest.mark.parametrize("label", [*CONFIGS, "--submission=PATH", "run from inside it", "-p of the student's module"])
+@pytest.mark.parametrize("label", [*CONFIGS, "--submission=PATH", "run from inside it", "-p of the student's module",
+                                   "pytest.main() from a script"])
 def test_a_submissions_pytest_configuration_and_conftest_never_apply(attacks, label):
     done, results, marks = attacks[label]
     assert marks == [], f"the student's conftest ran in the grading process: {marks}"
     assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
     assert results is not None and results["score"] == HONEST and results["max_score"] == 15
     assert "future_weights_zero FAILED" in done.stdout or "FAILED" in done.stdout
+
+
+@pytest.mark.parametrize("label", REFUSED)
+def test_where_the_pin_cannot_hold_pytest_refuses_before_reading_the_submission(attacks, label):
+    """pytest-xdist's workers, a prefix of --submission, an interpreter without the pin: nothing of the student's is
+    read or imported, nothing is graded, and the grader's refusal is one line with exit status 2."""
+    done, results, marks = attacks[label]
+    status, line = REFUSED[label]
+    assert marks == [], f"the student's conftest ran outside any worker: {marks}"
+    assert results is None
+    assert done.returncode == status, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "Traceback" not in done.stdout + done.stderr
+    if line is not None:
+        assert done.stderr.strip().splitlines() == [done.stderr.strip()] and line in done.stderr, done.stderr
+    else:
+        assert "unrecognized arguments: --submiss" in done.stderr and "inifile: /dev/null" in done.stderr
 
 
 def test_pytest_given_the_students_configuration_refuses_in_one_line(tmp_path):
