@@ -15,6 +15,7 @@ from pathlib import Path
 
 from grader.insight import texts, tokens, winnow
 from grader.submission.reading import Reading
+from grader.submission.source import TooDeep
 
 PUBLIC = "public.json"
 IDIOM_SOURCES = 3  # a k-gram found in this many independent public implementations is how attention is written
@@ -79,7 +80,10 @@ def folder_sources(folder: Path, reading: Reading = Reading()) -> list[Source]:
         text = read[child.name]
         if text is None:
             continue
-        toks = text_tokens(text)
+        try:
+            toks = text_tokens(text)
+        except TooDeep:  # nested deeper than Python's parser goes: nothing to trace to
+            continue
         found.append(Source(f"{folder.as_posix().rstrip('/')}/{child.name}", "", "", _line_count(text),
                             frozenset(winnow.kgrams([t.text for t in toks])), public=False))
     return found

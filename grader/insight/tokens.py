@@ -17,6 +17,8 @@ import tokenize
 from dataclasses import dataclass
 from typing import Any
 
+from grader.submission.source import bounded
+
 NAME, STRING = "V", "S"
 _SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING,
          tokenize.ENDMARKER}
@@ -34,9 +36,11 @@ class Token:
 
 def normalized(code: str, part: int = 0, chosen: frozenset[str] | None = None) -> list[Token]:
     """The tokens of `code` that a copy keeps. `chosen`: the author's names when they span several parts (a
-    folder, a notebook's cells); by default those bound in `code` itself."""
+    folder, a notebook's cells); by default those bound in `code` itself. TooDeep where it nests deeper than
+    Python's parser goes: such a text has no tokens to compare (submission.source.TooDeep)."""
     try:
-        names, attrs, dropped, keywords = _analysed(ast.parse(code), code)
+        with bounded():
+            names, attrs, dropped, keywords = _analysed(ast.parse(code), code)
     except (SyntaxError, ValueError):  # unparsable: the names that look bound are the author's (still compared)
         (names, attrs), dropped, keywords = _chosen_by_tokens(code), [], frozenset()
     if chosen is not None:
@@ -81,7 +85,8 @@ def chosen_names(codes: list[str]) -> frozenset[str]:
     found: set[str] = set()
     for code in codes:
         try:
-            found |= _analysed(ast.parse(code), code)[0]
+            with bounded():
+                found |= _analysed(ast.parse(code), code)[0]
         except (SyntaxError, ValueError):
             found |= _chosen_by_tokens(code)[0]
     return frozenset(found)

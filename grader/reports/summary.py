@@ -80,6 +80,9 @@ def _insight(found: Findings) -> list[str]:
     lines += [""] + (_table(["submission", "traced to", "score"], traced) or ["No code traced to a known source."])
     groups = "; ".join(", ".join(f"`{m}`" for m in t.members) for t in found.twins)
     lines += ["", f"Behaviour twins (the same wrong answers): {len(found.twins)} groups" + (f": {groups}" if groups else ".")]
+    if found.unread:
+        unread = ", ".join(f"`{name}` ({why})" for name, why in sorted(found.unread.items()))
+        lines += ["", f"Not compared (no fingerprint): {unread}."]
     return lines
 
 

@@ -26,7 +26,7 @@ import symtable
 from collections.abc import Callable
 from pathlib import Path
 
-from grader.submission.source import Source, bindings, entry_name, parse, place
+from grader.submission.source import Source, bindings, bounded, entry_name, parse, place
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _IMPORTS = (ast.Import, ast.ImportFrom)
@@ -40,18 +40,19 @@ def keep_definitions(source: Source, names: tuple[str, ...] = ()) -> Source:
     """names: the entry points the rubric accepts; the values kept are those the one the source binds needs."""
     source = dataclasses.replace(source, code=source.code.replace("\r\n", "\n").replace("\r", "\n"))
     tree = parse(source)
-    entry = entry_name(bindings(tree), names)
-    kept, dropped, notes = _select(tree, Path(source.filename).parent, _Reads(source.code), entry)
-    order = {n: i for i, n in enumerate(tree.body)}
-    if any(not why and not _silent(n) for n, why in dropped):
-        notes.insert(0, f"only definitions ran: imports, functions, classes and the values {entry or 'they'} "
-                        f"use{'s' * bool(entry)}; the other top-level code (loops, calls, prints, plots) did not")
-    return dataclasses.replace(
-        source,
-        code=_render(source.code, sorted(kept.items(), key=lambda k: order[k[0]])),
-        skipped=source.skipped + tuple(_describe(source, sorted(dropped, key=lambda d: order[d[0]]), order)),
-        notes=source.notes + tuple(dict.fromkeys(notes)),
-    )
+    with bounded(source.filename):  # a walk the text makes recurse: TooDeep, one line, never a traceback
+        entry = entry_name(bindings(tree), names)
+        kept, dropped, notes = _select(tree, Path(source.filename).parent, _Reads(source.code), entry)
+        order = {n: i for i, n in enumerate(tree.body)}
+        if any(not why and not _silent(n) for n, why in dropped):
+            notes.insert(0, f"only definitions ran: imports, functions, classes and the values {entry or 'they'} "
+                            f"use{'s' * bool(entry)}; the other top-level code (loops, calls, prints, plots) did not")
+        return dataclasses.replace(
+            source,
+            code=_render(source.code, sorted(kept.items(), key=lambda k: order[k[0]])),
+            skipped=source.skipped + tuple(_describe(source, sorted(dropped, key=lambda d: order[d[0]]), order)),
+            notes=source.notes + tuple(dict.fromkeys(notes)),
+        )
 
 
 def _select(tree: ast.Module, here: Path, reads: Callable[[ast.stmt], set[str]],
@@ -138,7 +139,8 @@ class _Reads:
     def __init__(self, code: str):
         try:
             top = symtable.symtable(code, "<submission>", "exec")
-        except (SyntaxError, ValueError):  # what ast.parse accepts and the compiler does not (`nonlocal` at top level)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            # what ast.parse accepts and the compiler does not (`nonlocal` at top level), or nests deeper than it goes
             self.tables: dict[tuple[str, int], symtable.SymbolTable] = {}
         else:
             self.tables = {(t.get_name(), t.get_lineno()): t for t in top.get_children()}
@@ -196,7 +198,13 @@ def _is_alias(node: ast.stmt, defined: set[str]) -> bool:
 
 
 def _is_main_guard(node: ast.stmt) -> bool:
-    return isinstance(node, ast.If) and ast.unparse(node.test) in ("__name__ == '__main__'", "'__main__' == __name__")
+    """`if __name__ == "__main__":`, either way round; read from the tree (ast.unparse recurses as deep as the test)."""
+    test = node.test if isinstance(node, ast.If) else None
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = (test.left, test.comparators[0])
+    return any(isinstance(a, ast.Name) and a.id == "__name__" and isinstance(b, ast.Constant) and b.value == "__main__"
+               for a, b in (sides, sides[::-1]))
 
 
 def _binds(node: ast.stmt) -> set[str]:

@@ -21,7 +21,7 @@ from pathlib import Path
 import nbformat
 
 from grader.submission import definitions
-from grader.submission.source import CELL_MARK, LoadError, Source, module_name
+from grader.submission.source import CELL_MARK, LoadError, Source, bounded, module_name
 
 MODES = ("defs", "full")
 _PYTHON_BODY = re.compile(r"\s*%%(time|timeit|capture)\b")
@@ -36,15 +36,17 @@ def source(path: Path, mode: str, shown: str | None = None, names: tuple[str, ..
         raise LoadError(f"notebook mode {mode!r}: expected one of {', '.join(MODES)}")
     parts, skipped = [], []
     shown = shown or str(path)
-    for number, cell in enumerate(_read(path, shown).cells, 1):
-        if cell.cell_type != "code":
-            continue
-        code, ipython = _python(cell.source.replace("\r\n", "\n").replace("\r", "\n"))
-        skipped += [f"cell {number}: {_short(line)} (IPython syntax: needs a Jupyter kernel)" for line in ipython]
-        if mode == "defs" and (error := _syntax_error(code)):
-            skipped.append(f"cell {number}: {_short(cell.source)} ({error}; cell left out)")
-            code = ""
-        parts.append(f"{CELL_MARK}{number}\n{code}")
+    cells = _read(path, shown).cells
+    with bounded(shown):  # the transformer's and the parser's work on a cell: TooDeep, never a traceback
+        for number, cell in enumerate(cells, 1):
+            if cell.cell_type != "code":
+                continue
+            code, ipython = _python(cell.source.replace("\r\n", "\n").replace("\r", "\n"))
+            skipped += [f"cell {number}: {_short(line)} (IPython syntax: needs a Jupyter kernel)" for line in ipython]
+            if mode == "defs" and (error := _syntax_error(code)):
+                skipped.append(f"cell {number}: {_short(cell.source)} ({error}; cell left out)")
+                code = ""
+            parts.append(f"{CELL_MARK}{number}\n{code}")
     notebook = Source("\n".join(parts) + "\n", shown, module_name(path), skipped=tuple(skipped))
     if mode == "full":
         return notebook
@@ -125,6 +127,8 @@ def _syntax_error(code: str) -> str:
         return f"syntax error in line {e.lineno}: {e.msg}"
     except ValueError as e:  # null bytes
         return f"not Python: {e}"
+    except (RecursionError, MemoryError):
+        return "too deeply nested to read"
     return ""
 
 

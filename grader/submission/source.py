@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import warnings
 from dataclasses import dataclass, field
@@ -13,6 +14,27 @@ class LoadError(Exception):
     """The submission cannot be graded as it is; the message tells the student what to fix."""
 
     source: Source | None = None  # what definitions-only loading kept, where the loader got that far
+
+
+class TooDeep(LoadError):
+    """Code nested deeper than Python's parser, or the grader's walks of its syntax tree, can follow (`X = 1+1+...`
+    with thousands of terms, thousands of unary minus signs): RecursionError or MemoryError in the grader process,
+    turned into one line that costs the `loads` check."""
+
+    def __init__(self, where: str = ""):
+        super().__init__(f"too deeply nested to read: {where or 'the code'} holds an expression nested thousands "
+                         "deep (such as 1 + 1 + ... with thousands of terms); compute it in steps or in a loop")
+        self.where = where
+
+
+@contextlib.contextmanager
+def bounded(where: str = ""):
+    """Work on a submission's text (parsing it, walking or unparsing its tree, its symbol table) whose recursion
+    the text decides: RecursionError or MemoryError inside becomes TooDeep, never a traceback."""
+    try:
+        yield
+    except (RecursionError, MemoryError):
+        raise TooDeep(where) from None
 
 
 @dataclass(frozen=True)
@@ -44,15 +66,35 @@ def module_name(path: Path) -> str:
     return stem if stem not in ("reference", "grader", "torch", "numpy") else "submission"
 
 
-@functools.lru_cache(maxsize=2)
 def tree(code: str) -> ast.Module:
     """The code's syntax tree, parsed once for the loader and the policy (a large file costs seconds a parse).
     Read it, never change it: it is shared. The student's own warnings (an invalid escape in a docstring) are
-    theirs, not the grader's output."""
+    theirs, not the grader's output. SyntaxError or ValueError (null bytes) where it is not Python; TooDeep where
+    it nests deeper than the parser goes, remembered like a tree so that it costs one parse too."""
+    found = _tree(code)
+    if found is None:
+        raise TooDeep()
+    return found
+
+
+@functools.lru_cache(maxsize=2)
+def _tree(code: str) -> ast.Module | None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SyntaxWarning)
         warnings.simplefilter("ignore", DeprecationWarning)
-        return ast.parse(code)
+        try:
+            return ast.parse(code)
+        except (RecursionError, MemoryError):
+            return None
+
+
+def unparsed(node: ast.AST) -> str:
+    """ast.unparse for a message or a comparison: its recursion is Python's, so an expression a few hundred deep,
+    which parses and runs, would raise RecursionError; '...' then."""
+    try:
+        return ast.unparse(node)
+    except (RecursionError, MemoryError):
+        return "..."
 
 
 ANY_MODULE = "*"  # in an exercise's entry points: the one nn.Module subclass of the file, whatever its name
@@ -97,6 +139,8 @@ def _is_layer(node: ast.ClassDef) -> bool:
 def parse(source: Source) -> ast.Module:
     try:
         return tree(source.code)
+    except TooDeep:
+        raise TooDeep(source.filename) from None
     except SyntaxError as e:
         where = f"{source.filename}, {place(source, e.lineno)}" if e.lineno else source.filename
         raise LoadError(f"syntax error in {where}: {e.msg}" + (f"\n    {e.text.rstrip()}" if e.text else "")) from None
