@@ -22,6 +22,7 @@ from grader.submission.source import (
     parse,
     place,
     tree,
+    unparsed,
 )
 
 
@@ -174,7 +175,7 @@ def _check_signature(node: ast.FunctionDef, source: Source, inputs: tuple[str, .
     required_kwonly = [k.arg for k, d in zip(a.kwonlyargs, a.kw_defaults) if d is None]
     required = positional - len(a.defaults)
     if (positional < n and a.vararg is None) or required > n or required_kwonly:
-        params, listed = ast.unparse(a), ", ".join(inputs)
+        params, listed = unparsed(a), ", ".join(inputs)
         raise LoadError(
             f"{source.filename}, {place(source, node.lineno)}: {node.name}({params}) cannot be called as "
             f"{node.name}({listed}): it must take {listed} as its first {_COUNT.get(n, n)} arguments, the others optional"
