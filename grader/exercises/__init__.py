@@ -7,6 +7,7 @@ from grader.exercises import (
     chapter5,
     grouped_query,
     kv_cache,
+    masked_mha_module,
     masked_self_attention,
     mha_layer,
     mha_layer_rope,
@@ -20,5 +21,6 @@ from grader.exercises.base import Exercise
 EXERCISES: dict[str, Exercise] = {
     e.name: e for e in (chapter5.EXERCISE, masked_self_attention.EXERCISE, sliding_window.EXERCISE, prefix_lm.EXERCISE,
                         grouped_query.EXERCISE, kv_cache.EXERCISE, sdpa_mask.EXERCISE,
-                        mha_layer.EXERCISE, mha_layer_rope.EXERCISE, mha_module.EXERCISE)
+                        mha_layer.EXERCISE, mha_layer_rope.EXERCISE, mha_module.EXERCISE,
+                        masked_mha_module.EXERCISE)
 }

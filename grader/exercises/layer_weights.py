@@ -38,8 +38,9 @@ def shapes_said(ctx: Ctx, args, kw) -> str:
     "weights_shape",
     "the attention weights returned beside the output are [B, H, T, T]: one row per head and query, one column per "
     "key ([B, T, T] for one head)",
-    "the weights taken before the heads are split or after they are merged, in another axis order ([B, T, H, T]), or "
-    "something else returned in their place (the scores of one head, the values)",
+    "the weights taken before the heads are split or after they are merged, in another axis order ([B, T, H, T]), "
+    "something else returned in their place (the scores of one head, the values), or, where the contract asks for "
+    "every head's, their mean [B, T, T] (nn.MultiheadAttention's average_attn_weights=True)",
     "Return the softmax's result as it is, [B, heads, T, T], beside the output: return y, att (or an object with "
     "hidden_states and attention_weights).",
 )

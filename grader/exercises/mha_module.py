@@ -218,14 +218,15 @@ def device_placement(ctx: Ctx) -> None:
     present = mapped(ctx)
     args = (torch.randn(2, 5, 8, generator=g), *weights(g, 8, present, torch.float32))
     heads = 2 if multihead(ctx) else 1
+    options = ctx.exercise.device_options(args[0])  # a padding mask, where the layer takes one
     if ctx.device == "cuda":
-        out = out_of(ctx, args, heads)
+        out = out_of(ctx, args, heads, **options)
         if present:
-            bad = mismatch("out", out, ctx.reference(*args, heads=heads)[0], *ctx.tol(torch.float32))
+            bad = mismatch("out", out, ctx.reference(*args, heads=heads, **options)[0], *ctx.tol(torch.float32))
             if bad:
-                raise Failed(f"on cuda, for {said(args, heads)}: {bad}")
+                raise Failed(f"on cuda, for {ctx.exercise.said(args, {'heads': heads, **options})}: {bad}")
         return
-    ctx.on_meta(args, {"heads": heads}, said(args, heads))
+    ctx.on_meta(args, {"heads": heads, **options}, ctx.exercise.said(args, {"heads": heads, **options}))
 
 
 @own(
@@ -316,6 +317,10 @@ class MhaModule(Exercise):
         t = LONG if getattr(form, "long", False) else 5
         x = torch.randn(2, t, 8, generator=g).to(form.dtype)
         return (x, *weights(g, 8, ROLES, form.dtype)), {"heads": 2}  # roles the layer lacks are ignored
+
+    def device_options(self, x: torch.Tensor) -> dict:
+        """Keyword inputs beside x for the device check (none: a layer of x alone)."""
+        return {}
 
     def said(self, args: tuple, kw: dict) -> str:
         if not (args and isinstance(args[0], torch.Tensor) and args[0].dim() == 3):

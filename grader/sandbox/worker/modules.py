@@ -40,6 +40,9 @@ PARAMS = {
     "vocab": ("vocab_size", "n_vocab"),
 }
 ROLE_OF = {name: role for role, names in PARAMS.items() for name in names}
+# forward's parameter for a padding mask [B, T] (masked_mha_module), by its usual names, before a rubric's own
+PADDING_NAMES = ("padding_mask", "attention_mask", "key_padding_mask", "mask", "pad_mask", "src_key_padding_mask",
+                 "attn_padding_mask")
 
 # parameter names' words (split at . and _, lowercase) that say which projection a tensor is
 Q_WORDS = {"q", "query", "queries", "wq", "toq", "qproj", "qlinear", "q_lin"}
@@ -126,6 +129,7 @@ class Layer:
         build = build or {}
         self.aliases = {str(k): str(v) for k, v in (build.get("params") or {}).items()}  # a rubric's names
         self.names = {str(k): str(v) for k, v in (build.get("weights") or {}).items()}  # parameter name -> role
+        self.padding = str(build.get("padding") or "")  # a rubric's name for forward's padding mask
         self.built: dict = {}
         self.said: dict = {}
         self.positional: list[str] = []  # the constructor's parameters given by position (positional-only ones)
@@ -205,7 +209,7 @@ class Layer:
 
     # -- calling ----------------------------------------------------------------------------------------------
     def __call__(self, x, w_q=None, w_k=None, w_v=None, w_o=None, b_q=None, b_k=None, b_v=None, b_o=None, *,
-                 heads: int = 1, context: int = 8, dropout: float = 0.1, train: bool = False):
+                 heads: int = 1, context: int = 8, dropout: float = 0.1, train: bool = False, padding_mask=None):
         if not isinstance(x, torch.Tensor):
             raise Unmapped("x is not a tensor")
         given = dict(zip(ROLES, (w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o)))
@@ -215,7 +219,24 @@ class Layer:
         for name, parts in pieces.items():
             if all(given.get(role) is not None for role, _, _ in parts):
                 params[name] = torch.cat([given[role][a:b] for role, a, b in parts], 0)
-        return torch.func.functional_call(module, params, (x,), strict=False)
+        extra = {} if padding_mask is None else {self.padding_name(module): padding_mask}
+        return torch.func.functional_call(module, params, (x,), extra, strict=False)
+
+    def padding_name(self, module: torch.nn.Module) -> str:
+        """The name forward takes a padding mask by: the rubric's, else the first of the usual names it has."""
+        try:
+            params = inspect.signature(module.forward).parameters
+        except (TypeError, ValueError):
+            params = {}  # type: ignore[assignment]
+        if self.padding and (self.padding in params or any(p.kind is p.VAR_KEYWORD for p in params.values())):
+            return self.padding
+        found = [n for n in PADDING_NAMES if n in params]
+        if not found:
+            raise Unmapped(f"{type(module).__name__}.forward{_signature(module.forward)} takes no padding mask by a "
+                           f"name the grader knows ({', '.join(PADDING_NAMES)})"
+                           + (f", nor {self.padding!r}" if self.padding else "")
+                           + "; a rubric names it: [conventions] padding_name = \"<parameter>\"")
+        return found[0]
 
     def describe(self, context: int, d: int = PROBE_D, heads: int = PROBE_HEADS, dropout: float = PROBE_DROPOUT) -> dict:
         """What a build of width d with `heads` heads shows (the probe build by default): how it was built (`built`:
@@ -256,6 +277,13 @@ class Layer:
         found["unmapped"] = unmapped
         found["problem"] = problem
         return found
+
+
+def _signature(fn) -> str:
+    try:
+        return str(inspect.signature(fn))
+    except (TypeError, ValueError):
+        return "(...)"
 
 
 def _args(said: dict) -> str:
