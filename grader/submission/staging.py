@@ -5,13 +5,15 @@ handed in. Walking the original touches only names and `lstat`: no link is follo
 is opened that is not a regular file within the size limits (`O_NOFOLLOW | O_NONBLOCK`, checked again on the open
 descriptor), so a link to the reference, to a classmate's file or to `/etc/shadow`, a FIFO, `/dev/zero` or a 10 GB
 file cost the `loads` check with one line and nothing else. A link inside the submission is fine: its target's
-bytes are copied under the link's name.
+bytes are copied under the link's name. What a copy may come to is capped whatever links multiply: entries (folders
+included), depth, and bytes (the Python files, and everything together). A refused or interrupted copy is removed.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +23,7 @@ from grader.submission.source import LoadError
 CODE = (".py", ".ipynb")  # what is copied; any other file is never opened (the worker saw no other file before)
 MAX_FILES = 500
 MAX_DEPTH = 16
+MAX_ENTRIES = 5000  # files and folders listed, a link to a folder counting its folder again: 52 links made 212,000
 
 
 class Refused(LoadError):
@@ -50,7 +53,7 @@ class Staged:
 @dataclass(frozen=True)
 class Caps:
     source_kb: int = 2048  # one .py file, and a folder's Python files together
-    notebook_kb: int = 20480  # one notebook, its outputs included
+    notebook_kb: int = 20480  # one notebook, its outputs included, and everything a folder's copy holds together
 
     @classmethod
     def of(cls, limits) -> Caps:
@@ -62,10 +65,15 @@ def stage(path: str | Path, into: Path, caps: Caps = Caps()) -> Staged:
     """Copy the submission at `path` into the empty folder `into`, under its own name; a refusal instead of a
     copy when it cannot be read safely. A missing path raises LoadError, as reading it always did."""
     shown = Path(path)
+    copier = _Copier(shown, into, caps)
     try:
-        copy = _Copier(shown, into, caps).run()
+        copy = copier.run()
     except Refused as e:
+        copier.remove()
         return Staged(shown, None, str(e))
+    except BaseException:  # interrupted (a signal, the disk full): nothing half-copied is left behind
+        copier.remove()
+        raise
     return Staged(shown, copy, "")
 
 
@@ -74,7 +82,20 @@ class _Copier:
         self.root, self.into, self.caps = root, into, caps
         self.real = os.path.realpath(root)
         self.files = 0
+        self.entries = 0  # files and folders listed
         self.code = 0  # bytes of Python copied
+        self.total = 0  # bytes copied
+        self.made: Path | None = None  # the copy's top, once this copier made it
+
+    def remove(self) -> None:
+        """Whatever of the copy this copier made."""
+        if self.made is None:
+            return
+        if self.made.is_dir() and not self.made.is_symlink():
+            shutil.rmtree(self.made, ignore_errors=True)
+        else:
+            self.made.unlink(missing_ok=True)
+        self.made = None
 
     def run(self) -> Path:
         try:
@@ -86,28 +107,44 @@ class _Copier:
         dest = self.into / _name(Path(os.path.abspath(self.root)).name or "submission", str(self.root))
         if stat.S_ISLNK(st.st_mode):
             raise Refused(f"{self.root}: a symbolic link; hand in the file itself")
-        if stat.S_ISDIR(st.st_mode):
-            self._folder(self.root, dest, self.root, (self.real,))
-        elif not stat.S_ISREG(st.st_mode):
-            raise Refused(f"{self.root}: {_kind(st.st_mode)}, not a file")
-        elif self.root.suffix not in CODE:
-            raise Refused(f"{self.root}: not a .py file, a notebook or a folder")
-        else:
-            self._file(self.root, dest, self.root)
+        try:
+            if stat.S_ISDIR(st.st_mode):
+                self._folder(Path(self.real), dest, self.root, (self.real,))
+            elif not stat.S_ISREG(st.st_mode):
+                raise Refused(f"{self.root}: {_kind(st.st_mode)}, not a file")
+            elif self.root.suffix not in CODE:
+                raise Refused(f"{self.root}: not a .py file, a notebook or a folder")
+            else:
+                self._file(self.root, dest, self.root)
+        except OSError as e:  # writing the copy (no space left, too long a name): the copy fails, not the grader
+            raise Refused(f"{self.root}: cannot be copied ({e.strerror or e})") from None
         return dest
 
+    def _made(self, dest: Path) -> None:
+        if self.made is None:
+            self.made = dest
+
     def _folder(self, src: Path, dest: Path, shown: Path, seen: tuple[str, ...]) -> None:
-        """src: where the files are; shown: the same folder as the student knows it (for messages)."""
+        """src: where the files are, a real path (no link in it); shown: the same folder as the student knows it."""
         if len(seen) > MAX_DEPTH:
             raise Refused(f"{shown}: folders nested more than {MAX_DEPTH} deep")
-        dest.mkdir(mode=0o700)
+        if self.made is None:  # the top; a folder below is made when a file goes into it (`_file`)
+            dest.mkdir(mode=0o700)
+            self._made(dest)
         try:
-            entries = sorted(os.scandir(src), key=lambda e: e.name)
+            with os.scandir(src) as listing:
+                entries = []
+                for entry in listing:  # counted as listed: a folder of a million files is not listed whole
+                    if entry.name.startswith(".") or entry.name == "__pycache__":
+                        continue
+                    self.entries += 1
+                    if self.entries > MAX_ENTRIES:
+                        raise Refused(f"{self.root}: more than {MAX_ENTRIES} files and folders (a link to a folder "
+                                      "copies that folder again); hand in fewer")
+                    entries.append(entry)
         except OSError as e:
             raise Refused(f"{shown}: cannot be read ({e.strerror})") from None
-        for entry in entries:
-            if entry.name.startswith(".") or entry.name == "__pycache__":
-                continue
+        for entry in sorted(entries, key=lambda e: e.name):
             where = shown / entry.name
             target = dest / _name(entry.name, str(where))
             st = entry.stat(follow_symlinks=False)
@@ -115,7 +152,6 @@ class _Copier:
             if stat.S_ISLNK(st.st_mode):
                 st, real = self._inside(entry.path, where)
             if stat.S_ISDIR(st.st_mode):
-                real = os.path.realpath(real)
                 if real in seen:
                     raise Refused(f"{where}: a symbolic link to a folder that holds it (a loop)")
                 self._folder(Path(real), target, where, seen + (real,))
@@ -158,7 +194,14 @@ class _Copier:
             if self.code > self.caps.source_kb * 1024 or len(data) > cap:
                 raise Refused(f"{self.root}: its Python files come to more than the {_size(self.caps.source_kb * 1024)} "
                               "a submission may have (the rubric's limits)")
+        self.total += len(data)
+        if self.total > self.caps.notebook_kb * 1024:
+            raise Refused(f"{self.root}: its Python files and notebooks come to more than the "
+                          f"{_size(self.caps.notebook_kb * 1024)} a submission may have (the rubric's limits)")
+        if self.made is not None and dest.parent != self.made:
+            dest.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        self._made(dest)
         with os.fdopen(fd, "wb") as out:
             out.write(data)
 

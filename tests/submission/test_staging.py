@@ -145,3 +145,75 @@ def test_a_name_with_control_characters_is_refused(tmp_path):
 def test_a_missing_path_is_a_load_error(tmp_path):
     with pytest.raises(LoadError, match="no such file or folder"):
         stage(tmp_path / "gone.py", tmp_path)
+
+
+def link_bomb(tmp_path: Path, depth: int = 14, links: int = 4) -> Path:
+    """The audit's bomb: folders nested `depth` deep, each holding `links` links to the next (all inside it)."""
+    sub = folder(tmp_path, "bomb")
+    level = sub
+    for i in range(depth):
+        nxt = level / f"d{i}"
+        nxt.mkdir()
+        for j in range(links):
+            (level / f"l{i}_{j}").symlink_to(nxt.name)
+        level = nxt
+    return sub
+
+
+def test_a_link_bomb_is_refused_by_the_entries_it_would_copy_and_leaves_nothing(tmp_path):
+    sub = link_bomb(tmp_path)
+    assert sum(1 for p in sub.rglob("*") if p.is_symlink()) == 56
+    into = tmp_path / "into"
+    into.mkdir()
+    start = time.monotonic()
+    got = staging.stage(sub, into)
+    assert time.monotonic() - start < 10
+    assert got.copy is None
+    assert got.refused == (f"{sub}: more than {staging.MAX_ENTRIES} files and folders (a link to a folder copies that "
+                           "folder again); hand in fewer")
+    assert list(into.iterdir()) == []  # none of the folders it made is left behind
+
+
+def test_a_folders_notebooks_together_are_capped(tmp_path):
+    sub = folder(tmp_path)
+    for i in range(3):
+        (sub / f"part{i}.ipynb").write_bytes(b" " * (40 << 10))  # each under the cap, together over it
+    assert stage(sub, tmp_path, notebook_kb=128).refused == ""
+    assert stage(sub, tmp_path, notebook_kb=64).refused == (
+        f"{sub}: its Python files and notebooks come to more than the 64 KB a submission may have (the rubric's limits)")
+
+
+@pytest.mark.parametrize("how", ["refused", "interrupted", "disk full"])
+def test_a_copy_refused_or_interrupted_half_way_is_removed(tmp_path, monkeypatch, how):
+    sub = folder(tmp_path)
+    (sub / "pkg").mkdir()
+    (sub / "pkg" / "a.py").write_text("A = 1\n")
+    (sub / "zz.py").symlink_to("/etc/hostname")  # after the others in name order: refused once they are copied
+    if how != "refused":
+        (sub / "zz.py").unlink()
+        copied, opened = staging._Copier._file, os.open
+
+        def interrupted(self, src, dest, where):
+            copied(self, src, dest, where)
+            if self.files == 2:
+                raise KeyboardInterrupt
+
+        def full(path, flags, *mode, **kw):
+            if flags & os.O_CREAT and Path(path).name == "attention.py":
+                raise OSError(28, os.strerror(28))
+            return opened(path, flags, *mode, **kw)
+
+        if how == "interrupted":
+            monkeypatch.setattr(staging._Copier, "_file", interrupted)
+        else:
+            monkeypatch.setattr(staging.os, "open", full)
+    into = tmp_path / "into"
+    into.mkdir()
+    if how == "refused":
+        assert "leads out of the submission" in staging.stage(sub, into).refused
+    elif how == "disk full":
+        assert staging.stage(sub, into).refused == f"{sub}: cannot be copied ({os.strerror(28)})"
+    else:
+        with pytest.raises(KeyboardInterrupt):
+            staging.stage(sub, into)
+    assert list(into.iterdir()) == []
