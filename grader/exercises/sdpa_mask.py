@@ -24,7 +24,7 @@ from hypothesis.extra.numpy import arrays
 from grader.checks import strategies as S
 from grader.checks.core import Ctx, Failed, check
 from grader.checks.format import at, fmt, idx, mismatch, shape_of
-from grader.exercises.base import OUT, Exercise, Variants
+from grader.exercises.base import OPTIONAL_WEIGHTS, OUT, Exercise, Variants
 from grader.exercises.mistakes import common, drawn, large, negative
 
 CHECKS: dict = {}
@@ -32,6 +32,7 @@ own = partial(check, CHECKS)
 
 MASKS = ("attend", "masked", "additive", "int")
 FULLY_MASKED = ("zeros", "finite", "unspecified")
+WEIGHTS_RETURNED = ("never", "optional")  # whether (out, weights) is the output alone's equal, or charged to output_shape
 
 
 def reference():
@@ -259,10 +260,15 @@ def probes(exercise) -> list[tuple[tuple, dict]]:
 class SdpaMask(Exercise):
     mask: str = "attend"
     fully_masked: str = "zeros"
+    weights_returned: str = "never"  # "optional": (out, weights) costs nothing (the Annotated Transformer's attention)
 
     def configured(self, conventions: dict) -> SdpaMask:
+        """The rubric's conventions; `weights_returned = "optional"` lets the result be (out, weights), whose weights
+        are not graded: the checks read them from the output, as from a function that returns it alone."""
         found = replace(self, **conventions) if conventions else self
-        return replace(found, variants=Variants(MISTAKES, GROUPS, (), partial(plant, found), partial(probes, found)))
+        results = (OUT, OPTIONAL_WEIGHTS) if found.weights_returned == "optional" else (OUT,)
+        return replace(found, results=results,
+                       variants=Variants(MISTAKES, GROUPS, (), partial(plant, found), partial(probes, found)))
 
     def encode(self, allowed: torch.Tensor, dtype) -> torch.Tensor:
         """A bool pattern (True may attend) as the rubric's convention writes it."""
@@ -313,6 +319,6 @@ EXERCISE = SdpaMask(
     results=(OUT,),
     lead=(1, 3),
     value_size=True,
-    options={"mask": MASKS, "fully_masked": FULLY_MASKED},
+    options={"mask": MASKS, "fully_masked": FULLY_MASKED, "weights_returned": WEIGHTS_RETURNED},
     forbidden_caption="the keys the mask hides",
 ).configured({})
