@@ -173,3 +173,117 @@ def test_the_pin_is_installed_where_python_reads_it():
     pth = Path(sysconfig.get_paths()["purelib"]) / wheel.PTH
     assert pth.read_text() == (ROOT / wheel.PTH).read_text()
     assert wheel.PTH in wheel.package_files()  # and every wheel the grader writes (Gradescope, student builds)
+
+
+# -- links, special files and sizes, through every front end, as root and as an unprivileged user ---------------------
+# one process drives all three front ends over one class (a process each would cost its start-up each): `grade` on the
+# class, then `check` and `pytest --submission` (pytest.main) on each submission in turn
+FRONT_ENDS = """
+import contextlib, io, json, os, sys
+import pytest
+from grader.frontends import cli
+rubric, klass, out = sys.argv[1:]
+names = sorted(os.listdir(klass))
+print("UID", os.geteuid(), flush=True)
+def said(front, name, rc, score, text):
+    print("RESULT " + json.dumps(dict(front=front, name=name, rc=int(rc), score=score, text=text)), flush=True)
+def loads(path):
+    results = json.load(open(path))
+    return results["score"], [t["output"] for t in results["tests"] if t["extra_data"]["check_id"] == "loads"][0]
+rc = cli.main(["grade", klass, "--rubric", rubric, "--out", out, "--workers", "1"])
+for name in names:
+    said("grade", name, rc, *loads(os.path.join(out, name, "results.json")))
+for name in names:
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        rc = cli.main(["check", os.path.join(klass, name), "--rubric", rubric])
+    said("check", name, rc, text.getvalue().split(", ")[0].rsplit(": ", 1)[1], text.getvalue())
+for name in names:
+    r = os.path.join(out, "pytest-" + name + ".json")
+    with contextlib.redirect_stdout(io.StringIO()):
+        rc = pytest.main(["-q", "--submission", os.path.join(klass, name), "--rubric", rubric, "--grade-json", r])
+    said("pytest", name, rc, *loads(r))
+"""
+LIMITED = RUBRIC + "[limits]\nmax_source_kb = 16\n"  # the rubric's limit, below the padded correct file
+ROOT_ONLY = "root:$6$rounds=5000$salt$not-for-students:19000:0:99999:7:::\n"
+AS_USER = Path(__file__).parents[1] / "sandbox" / "as_user.py"
+USER = "attention-grader-test"
+
+
+def hostile_class(shared: Path) -> dict[str, str]:
+    """A class folder of one attack a submission, each `attention.py`, and an empty one: name -> the line `loads`
+    must fail with (None: the empty submission's own)."""
+    import grader.reference.chapter5 as installed
+
+    klass = shared / "class"
+    secret = shared / "secret"
+    secret.mkdir(mode=0o700)
+    (secret / "shadow").write_text(ROOT_ONLY)
+    (secret / "shadow").chmod(0o600)
+    padded = (CH5_DIR / "correct_basic.py").read_text() + "# a long comment\n" * 1200  # correct, over 16 KB
+    for name in ("reference", "shadow", "fifo", "huge", "limit", "empty"):
+        (klass / name).mkdir(parents=True)
+    sub = {name: klass / name / "attention.py" for name in ("reference", "shadow", "fifo", "huge", "limit", "empty")}
+    sub["reference"].symlink_to(installed.__file__)
+    sub["shadow"].symlink_to(secret / "shadow")
+    os.mkfifo(sub["fifo"])
+    with open(sub["huge"], "wb") as f:
+        f.truncate(10 << 30)  # sparse
+    sub["limit"].write_text(padded)
+    sub["empty"].write_text("")
+    out = "a symbolic link that leads out of the submission; hand in the file itself"
+    return {"reference": f"{sub['reference']}: {out}", "shadow": f"{sub['shadow']}: {out}",
+            "fifo": f"{sub['fifo']}: a FIFO, not a file; hand in regular files only",
+            "huge": f"{sub['huge']}: 10.0 GB, more than the 16 KB a Python file may have (the rubric's limits)",
+            "limit": f"{sub['limit']}: {len(padded) // 1024} KB, more than the 16 KB a Python file may have "
+                     "(the rubric's limits)",
+            "empty": None}
+
+
+@pytest.fixture(scope="module", params=["root", "user"])
+def front_ends(request):
+    """(front end, submission) -> what it said, for the class above graded by the three front ends, in one process:
+    as the user running the suite, and as an unprivileged user (created here; needs root)."""
+    import shutil
+    import tempfile
+
+    if request.param == "user" and os.geteuid() != 0:
+        pytest.skip("creating the unprivileged user needs root")
+    shared = Path(tempfile.mkdtemp(prefix="attention-grader-trust-"))  # not under pytest's 0700 folder
+    try:
+        shared.chmod(0o755)
+        expected = hostile_class(shared)
+        (shared / "rubric.toml").write_text(LIMITED)
+        work = shared / "work"
+        work.mkdir()
+        work.chmod(0o1777)
+        cmd = [sys.executable, "-c", FRONT_ENDS, str(shared / "rubric.toml"), str(shared / "class"), str(work / "out")]
+        if request.param == "user":
+            cmd = [sys.executable, str(AS_USER), USER, "--", *cmd]
+        env = {k: v for k, v in os.environ.items() if k != "ATTENTION_GRADER_ALLOW_WEAK_WALLS"}
+        done = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=300, env=env)
+        said = [json.loads(line[len("RESULT "):]) for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+        assert len(said) == 3 * len(expected), done.stdout[-3000:] + done.stderr[-3000:]
+        assert ("UID 0\n" in done.stdout) == (request.param == "root" and os.geteuid() == 0)
+        return expected, {(s["front"], s["name"]): s for s in said}, done
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
+
+
+@pytest.mark.parametrize("front", ["grade", "check", "pytest"])
+def test_links_out_special_files_and_sizes_are_refused_in_one_line_by_every_front_end(front_ends, front):
+    """A link to the installed reference or to a root-only file, a FIFO, a 10 GB file, and a correct file over the
+    rubric's own [limits]: each costs `loads` with one line and scores what an empty submission scores."""
+    expected, said, done = front_ends
+    empty, status = said[front, "empty"], 0 if front == "grade" else 1  # grade's status is the batch's
+    assert empty["rc"] == status and empty["score"] in (0, "0/15"), empty
+    for name, line in expected.items():
+        if line is None:
+            continue
+        got = said[front, name]
+        assert got["rc"] == status and got["score"] == empty["score"], (name, got)
+        if front == "check":
+            assert f"\n  {line}\n" in got["text"], (name, got["text"])
+        else:
+            assert got["text"] == line, name
+    assert "root:$6$" not in done.stdout + done.stderr and "Traceback" not in done.stderr
