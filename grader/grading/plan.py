@@ -4,7 +4,8 @@ Draws are seeded (checks.draws), so every submission that passes a check meets e
 replays them without hypothesis and runs hypothesis only when one fails. A plan is kept in memory and on disk
 under a key of everything that decides the draws (the grader's code, the rubric, the draws' salt, the versions of
 Python, torch, hypothesis and numpy); one that cannot be read is recorded again, one that cannot be written is
-kept in memory.
+kept in memory. Plans drawn under a course secret are examples no student may know: the folder is made 0700 (the
+user's default one tightened to it if an older grader made it open) and every file in it 0600.
 """
 
 from __future__ import annotations
@@ -56,7 +57,33 @@ def folder() -> Path:
     """Where plans are kept: $ATTENTION_GRADER_CACHE, else the user's cache folder."""
     if os.environ.get("ATTENTION_GRADER_CACHE"):
         return Path(os.environ["ATTENTION_GRADER_CACHE"])
+    return _default()
+
+
+def _default() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "attention-grader" / "plans"
+
+
+def _private_folder(path: Path) -> None:
+    """`path` made 0700; the default folder, when it exists open to others and is this user's, closed (a folder
+    named in $ATTENTION_GRADER_CACHE that exists is the teacher's to set: its files are 0600 all the same)."""
+    try:
+        path.mkdir(mode=0o700, parents=True)
+        return
+    except FileExistsError:
+        pass
+    st = os.stat(path)
+    if path == _default() and st.st_uid == os.geteuid() and st.st_mode & 0o077:
+        os.chmod(path, 0o700)
+
+
+def _create(path: Path, flags: int) -> int:
+    """A file of this user's alone: made 0600, and one an older grader left open closed."""
+    fd = os.open(path, flags | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    st = os.fstat(fd)
+    if st.st_uid == os.geteuid() and st.st_mode & 0o077:
+        os.fchmod(fd, 0o600)
+    return fd
 
 
 def get(rubric, draws, record: Callable[[], dict]) -> dict:
@@ -67,8 +94,8 @@ def get(rubric, draws, record: Callable[[], dict]) -> dict:
         return _plans[name]
     path = folder() / f"{name}.pt"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        lock = open(path.with_suffix(".lock"), "a")
+        _private_folder(path.parent)
+        lock = os.fdopen(_create(path.with_suffix(".lock"), os.O_WRONLY | os.O_APPEND), "a")
     except OSError:
         _plans[name] = record()
         return _plans[name]
@@ -93,7 +120,8 @@ def _read(path: Path) -> dict | None:
 def _write(path: Path, plan: dict) -> None:
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     try:
-        torch.save(plan, tmp)
+        with os.fdopen(_create(tmp, os.O_WRONLY | os.O_TRUNC), "wb") as f:
+            torch.save(plan, f)
         os.replace(tmp, path)
     except OSError:
         tmp.unlink(missing_ok=True)

@@ -36,6 +36,34 @@ def test_a_plan_is_recorded_once_and_kept_on_disk(tmp_path, monkeypatch):
     assert [p.suffix for p in tmp_path.glob("chapter5-*.pt")] == [".pt"]
 
 
+@pytest.mark.parametrize("where", ["ATTENTION_GRADER_CACHE", "the default, left open by an older grader"])
+def test_plans_are_kept_where_only_their_user_can_read_them(tmp_path, monkeypatch, where):
+    """Plans drawn under a course secret are examples no student may know: a folder of 0700, files of 0600."""
+    import os
+    import stat
+
+    monkeypatch.setattr(plan, "_plans", {})
+    if where == "ATTENTION_GRADER_CACHE":
+        folder = tmp_path / "cache" / "plans"
+        monkeypatch.setenv("ATTENTION_GRADER_CACHE", str(folder))
+    else:
+        monkeypatch.delenv("ATTENTION_GRADER_CACHE", raising=False)
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+        folder = tmp_path / "xdg" / "attention-grader" / "plans"
+        folder.mkdir(parents=True, mode=0o755)
+        folder.chmod(0o755)
+    old = os.umask(0o022)
+    try:
+        plan.get(load("chapter5"), Draws(b"secret"), lambda: {"output_shape": []})
+    finally:
+        os.umask(old)
+    assert plan.folder() == folder
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    files = sorted(folder.iterdir())
+    assert [p.suffix for p in files] == [".lock", ".pt"]
+    assert {stat.S_IMODE(p.stat().st_mode) for p in files} == {0o600}
+
+
 def test_an_unreadable_plan_is_recorded_again(tmp_path, monkeypatch):
     monkeypatch.setenv("ATTENTION_GRADER_CACHE", str(tmp_path))
     monkeypatch.setattr(plan, "_plans", {})
