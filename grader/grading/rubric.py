@@ -188,7 +188,8 @@ PART_FIELDS = {"name", "title", "parts", "packages"}  # what a rubric in parts s
 def _in_parts(path: Path, data: dict) -> Rubric:
     """A rubric whose `[parts.NAME]` each name a rubric (bundled, or a file beside this one) and what differs from
     it (entry_points, conventions, hypothesis, limits, packages; `checks.ID` fields merged into that check's, or
-    `checks.ID = false` to leave it out). Its own `packages` are the handout's, which any part's code may import."""
+    `checks.ID = false` to leave it out), or are a whole rubric themselves, with an `exercise` and no `rubric` (what
+    `dumps` writes). Its own `packages` are the handout's, which any part's code may import."""
     extra = sorted(set(data) - PART_FIELDS)
     if extra:
         raise RubricError(f"rubric {path}: {extra[0]}: a rubric in parts sets it in each part ([parts.NAME])")
@@ -199,10 +200,11 @@ def _in_parts(path: Path, data: dict) -> Rubric:
     for name, spec in parts.items():
         if not name.isidentifier():
             raise RubricError(f"rubric {path}: parts.{name}: a part's name is a word (letters, digits, _)")
-        if not isinstance(spec, dict) or not isinstance(spec.get("rubric"), str):
+        dumped = isinstance(spec, dict) and "rubric" not in spec and "exercise" in spec  # a part written whole (dumps)
+        if not dumped and (not isinstance(spec, dict) or not isinstance(spec.get("rubric"), str)):
             raise RubricError(f"rubric {path}: parts.{name}.rubric: required, a bundled rubric's name or a file")
-        beside = path.parent / spec["rubric"]
-        base = load(str(beside) if beside.suffix == ".toml" else spec["rubric"]).model_dump()
+        beside = path.parent / spec.get("rubric", "")
+        base = {"checks": {}} if dumped else load(str(beside) if beside.suffix == ".toml" else spec["rubric"]).model_dump()
         over = {k: v for k, v in spec.items() if k != "rubric"}
         checks = dict(base.pop("checks"))
         for cid, change in (over.pop("checks", None) or {}).items():
@@ -224,6 +226,33 @@ def _in_parts(path: Path, data: dict) -> Rubric:
         "parts": found,
     }
     return _validated(path, whole)
+
+
+def dumps(rubric: Rubric) -> str:
+    """The rubric as TOML that `load` reads back to an equal rubric, naming no other rubric: a rubric in parts has
+    each part whole (a student build ships its rubric alone, with no bundled rubric for a part to name)."""
+    data = rubric.model_dump(exclude_none=True)
+    if rubric.parts:
+        data = {k: data[k] for k in ("name", "title", "packages")} | {"parts": {
+            name: {k: v for k, v in part.model_dump(exclude_none=True).items() if k != "parts"}
+            for name, part in rubric.parts.items()}}
+    else:
+        data.pop("parts")
+    return _toml(data) + "\n"
+
+
+def _toml(data: dict, prefix: str = "") -> str:
+    """TOML for a rubric's values: strings, numbers, booleans and lists of them as JSON writes them (TOML reads
+    those the same), tables as [a.b] after their plain keys."""
+    import json
+    import re
+
+    key = lambda k: k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else json.dumps(k)  # noqa: E731
+    lines = [f"{key(k)} = {json.dumps(v)}" for k, v in data.items() if not isinstance(v, dict)]
+    for k, v in data.items():
+        if isinstance(v, dict):
+            lines += ["", f"[{prefix}{key(k)}]", _toml(v, f"{prefix}{key(k)}.")]
+    return "\n".join(lines)
 
 
 def content_hash(rubric: Rubric) -> str:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from grader.grading.rubric import RubricError, load
+from grader.grading.rubric import RubricError, dumps, load
 
 BASE = 'name = "r"\nexercise = "chapter5"\n[checks.loads]\npoints = 0\n'
 
@@ -68,3 +68,16 @@ def test_a_rubrics_packages_reach_the_wheels_requirements(tmp_path):
     with zipfile.ZipFile(path) as z:
         meta = z.read(next(n for n in z.namelist() if n.endswith("METADATA"))).decode()
     assert "Requires-Dist: einops>=0.7" in meta.splitlines() and "Requires-Dist: hypothesis>=6.100" in meta.splitlines()
+
+
+@pytest.mark.parametrize("name", ["cs336", "chapter5", "mha_module"])
+def test_a_dumped_rubric_loads_back_alone(tmp_path, name):
+    """What a student build ships: cs336's parts name bundled rubrics, which the build leaves out, so it is written
+    with each part whole (its overrides applied) and loads back equal from a folder holding nothing else."""
+    path = tmp_path / f"{name}.toml"
+    path.write_text(dumps(load(name)))
+    back = load(str(path))
+    assert back.model_dump() == load(name).model_dump()
+    if name == "cs336":
+        assert "rubric =" not in path.read_text()
+        assert "fully_masked_rows" not in back.parts["sdpa"].checks and back.parts["sdpa"].checks["mask_respected"].points == 16
