@@ -82,16 +82,26 @@ class Book:
     plants: dict = dataclasses.field(default_factory=dict)  # "key|bug,bug" -> (out, weights) of that variant
     plan: dict = dataclasses.field(default_factory=dict)  # the visible checks' example plan (grading.plan): inputs only
     salt: bytes = b""  # what the build draws with (checks.draws): its own, never the course secret
+    parts: dict = dataclasses.field(default_factory=dict)  # a rubric in parts: part name -> that part's Book
 
     def draws(self) -> Draws:
         return Draws(self.salt, own=True)
 
+    def part(self, name: str) -> Book:
+        """The book of a rubric's part; an empty one (every answer missing: graded after submission) for a part
+        this build did not record."""
+        return self.parts.get(name) or Book(rubric=f"{self.rubric}.{name}", salt=self.salt)
+
     def save(self, path: Path) -> None:
-        torch.save(dataclasses.asdict(self), path)
+        torch.save(dataclasses.asdict(self), path)  # the parts' books as plain dicts: data only
 
     @classmethod
     def load(cls, path: Path) -> Book:
-        return cls(**torch.load(path, weights_only=True))
+        return cls._of(torch.load(path, weights_only=True))
+
+    @classmethod
+    def _of(cls, data: dict) -> Book:
+        return cls(**{**data, "parts": {name: cls._of(part) for name, part in data.get("parts", {}).items()}})
 
     # -- diagnosis ---------------------------------------------------------------------------------------
     def record_variants(self, variants, candidates, dims: set[int]) -> None:

@@ -26,6 +26,10 @@ class Teacher:
     def variants(self, exercise):
         return exercise.variants
 
+    def part(self, name: str) -> Teacher:
+        """The build that grades part `name` of a rubric in parts (engine.Parts): the teacher's grader is one for all."""
+        return self
+
 
 class Recording(Teacher):
     """The teacher's grader writing every answer of the reference into a book (what `bundle student` ships)."""
@@ -54,6 +58,10 @@ class Student(Teacher):
 
     def variants(self, exercise):
         return self.book.variants(exercise.variants)
+
+    def part(self, name: str) -> Student:
+        """A part's answers, plan and planted bugs are its own book's, recorded on its reference with its overrides."""
+        return Student(self.book.part(name))
 
 
 def here() -> Teacher:

@@ -305,9 +305,12 @@ class Grading:
 
 
 def record_plan(rubric: Rubric, draws: drawing.Draws) -> dict[str, list]:
-    """The examples of every check the reference passes, drawn as they are for any submission that passes it."""
+    """The examples of every check the reference passes, drawn as they are for any submission that passes it. The
+    reference's file defines the exercise's entry points, not a rubric's own (a CS336 part's adapter): it is
+    graded by those, which draw the same examples."""
     fn = inspect.unwrap(EXERCISES[rubric.exercise].reference())
-    grading = Grading(inspect.getsourcefile(fn) or "", rubric, planned=False, draws=draws)
+    own = rubric.model_copy(update={"entry_points": []})
+    grading = Grading(inspect.getsourcefile(fn) or "", own, planned=False, draws=draws)
     grading.recorded = {}
     grade = grading.finish()
     return {o.id: grading.recorded[o.id] for o in grade.outcomes if o.status is Status.PASSED and o.id in grading.recorded}
@@ -317,10 +320,14 @@ class Parts(Grading):
     """A rubric in parts (CS336: SDPA and the layer): each part a Grading of its own on the same submission, one
     after the other; one grade, the parts' check ids and titles prefixed by the part's name."""
 
-    def __init__(self, path: str | Path, rubric: Rubric, *, reading: Reading = Reading(), **kw):
+    def __init__(self, path: str | Path, rubric: Rubric, *, reading: Reading = Reading(),
+                 build: builds.Teacher | None = None, **kw):
+        """build: this installation's by default; each part is graded by its `part(name)` (a student build's part
+        answers from that part's book)."""
         self.path, self.rubric, self.reading = Path(path), rubric, reading
+        self.build = build or builds.here()
         others = lambda name: tuple(n for p, r in rubric.parts.items() if p != name for n in r.names)  # noqa: E731
-        self.parts = {name: Grading(path, part, reading=reading, others=others(name), **kw)
+        self.parts = {name: Grading(path, part, reading=reading, others=others(name), build=self.build.part(name), **kw)
                       for name, part in rubric.parts.items()}
         self.outcomes: dict[str, Outcome] = {}
 
