@@ -49,9 +49,9 @@ def student(course) -> Path:
     return tmp / "venv"
 
 
-def build_student(course: Path, tmp: Path) -> None:
+def build_student(course: Path | str, tmp: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "grader.frontends.cli", "bundle", "student", "--rubric", str(course),
-                           "-o", str(tmp / "dist")], capture_output=True, text=True, timeout=600)
+                           "-o", str(tmp / "dist")], capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr
     (whl,) = (tmp / "dist").glob("*.whl")
     assert done.stdout.strip() == str(tmp / "dist" / whl.name)
@@ -129,6 +129,42 @@ def test_the_wheel_gives_the_teachers_verdicts(student, grade_of, tmp_path):
     assert differ == {}
 
 
+# -- a rubric in parts: one wheel, one book per part --------------------------------------------------------------
+@pytest.fixture(scope="module")
+def cs336() -> Path:
+    """The student wheel of cs336 in a fresh venv, as `student` above."""
+    with built_once("student-cs336") as (tmp, fresh):
+        if fresh:
+            build_student("cs336", tmp)
+    return tmp / "venv"
+
+
+CS336 = SUBMISSIONS / "cs336"
+CS336_THROUGH_THE_WHEEL = ["correct_modules", "bug_sdpa_mask_inverted"]  # full marks; a part's bug and its mistake
+
+
+def test_a_rubric_in_parts_is_one_wheel_that_grades_as_the_teacher_does(cs336, grade_of, tmp_path):
+    """cs336's parts override their bundled rubrics (its sdpa part leaves fully_masked_rows out and gives
+    mask_respected 16 points): the wheel ships the rubric whole, alone, and grades each part from that part's book,
+    so a CS336 folder gets the teacher's verdict on every check, none graded after submission."""
+    files = installed(cs336)
+    assert sorted(p for p in files if p.startswith("grader/rubrics/")) == ["grader/rubrics/__init__.py", "grader/rubrics/cs336.toml"]
+    assert not [p for p in files if p.startswith("grader/reference/")]
+    assert load(str(site_packages(cs336) / "grader/rubrics/cs336.toml")).model_dump() == load("cs336").model_dump()
+    class_folder = tmp_path / "class"
+    for name in CS336_THROUGH_THE_WHEEL:
+        shutil.copytree(CS336 / name, class_folder / name)
+    out = tmp_path / "grades"
+    done = in_student(cs336, "grade", class_folder, "--out", out, "--workers", "2", cwd=tmp_path)  # the default rubric
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    for name in CS336_THROUGH_THE_WHEEL:
+        got = json.loads((out / name / "results.json").read_text())
+        assert verdicts(got) == verdicts(grade_of(CS336 / name, "cs336")), name
+        assert got["score"] == grade_of(CS336 / name, "cs336").score
+    mistakes = verdicts(json.loads((out / "bug_sdpa_mask_inverted" / "results.json").read_text()))[1]
+    assert mistakes and mistakes[0].startswith("mask inverted:")  # the sdpa part's planted bugs, from its book
+
+
 def verdicts(results_or_grade) -> tuple[dict, list[str]]:
     """check id -> (outcome, points), and the likely mistakes, of a Grade or of its results.json."""
     if isinstance(results_or_grade, dict):
@@ -139,10 +175,8 @@ def verdicts(results_or_grade) -> tuple[dict, list[str]]:
 
 
 # One test per sample, not per rubric: a rubric's samples take up to a minute together, and such a test left for
-# last kept one pytest process busy after the other had finished.
-# A rubric in parts has no student build (the build refuses it, tested above), so it has no book to replay.
+# last kept one pytest process busy after the other had finished. A rubric in parts (cs336) is one book of books.
 EVERY_SAMPLE = [(rubric, sample) for rubric in sorted(p.stem for p in (ROOT / "rubrics").glob("*.toml"))
-                if not load(rubric).parts
                 for sample in submissions([str(SUBMISSIONS / rubric)], SUBMISSIONS / rubric / ".grades")]
 _books: dict = {}
 
@@ -154,7 +188,11 @@ def book_of(rubric: str) -> known_answers.Book:
             if fresh:
                 student_build.record(load(rubric), folder).save(folder / "book.pt")
         book = known_answers.Book.load(folder / "book.pt")
-        assert book.plan and book.answers and (book.plants or EXERCISES[load(rubric).exercise].variants is None)
+        pieces = student_build.pieces(load(rubric))
+        assert list(book.parts) == list(load(rubric).parts)
+        for piece, part in zip(pieces, book.parts.values() if book.parts else [book], strict=True):
+            assert part.rubric == piece.name and part.salt == book.salt
+            assert part.plan and part.answers and (part.plants or EXERCISES[piece.exercise].variants is None)
         _books[rubric] = book
     return _books[rubric]
 
@@ -163,7 +201,10 @@ def book_of(rubric: str) -> known_answers.Book:
 def test_every_rubrics_known_answers_give_the_teachers_verdicts(rubric, sample, grade_of, monkeypatch):
     """Every sample of every bundled rubric, graded the way its student build grades: from the book its build
     records, with no reference and no planted bug (what the wheel cuts out is the tests' business above; here the
-    planted-bug core cannot be imported, as in the wheel)."""
+    planted-bug core cannot be imported, as in the wheel). No check is graded after submission: a layer class's
+    weights are drawn for the roles it has (Karpathy's MultiHeadAttention has no q/k/v bias, Raschka's
+    CausalAttention one head and no output projection), and the book holds the reference class's answers in every
+    structure (student_build.STRUCTURES); a rubric in parts grades each part from its own book."""
     from grader.grading.engine import Grading
 
     path = SUBMISSIONS / rubric / sample
@@ -172,12 +213,6 @@ def test_every_rubrics_known_answers_give_the_teachers_verdicts(rubric, sample, 
     monkeypatch.setattr(known_answers, "book", lambda: book)
     monkeypatch.setitem(sys.modules, "grader.reference.planted", None)  # an exercise's real plant would raise
     student = verdicts(Grading(path, load(rubric)).finish())
-    if EXERCISES[load(rubric).exercise].build is not None:
-        # a layer class's weights are drawn for the roles it has (no bias, no output projection...): the book holds
-        # the reference class's, so a check that asks the reference about another structure is graded later
-        later = {cid for cid, (status, _) in student[0].items() if status == "graded after submission"}
-        assert later <= {"reference_match", "gradients"}
-        student[0].update({cid: teacher[0][cid] for cid in later})
     assert student == teacher
 
 
