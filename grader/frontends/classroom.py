@@ -52,6 +52,23 @@ def steps(rubric) -> list[str]:
     return [cid for cid in rubric.order() if open_(cid)]
 
 
+def step_id(cid: str) -> str:
+    """A check's step id: a rubric in parts' "part.check" with "__" for the dot (a step id is letters, digits, - and
+    _, and the reporter reads the <ID>_RESULTS variable)."""
+    return cid.replace(".", "__")
+
+
+def title(rubric, cid: str) -> str:
+    """A check's title, a part's check's prefixed by its part (as a grade words it)."""
+    from grader.exercises import EXERCISES
+    from grader.grading.builtin import BUILTIN  # loads and policy
+
+    name, _, inner = cid.partition(".") if rubric.parts else ("", "", cid)
+    piece = rubric.parts[name] if name else rubric
+    found = {**BUILTIN, **EXERCISES[piece.exercise].catalogue}[inner].title
+    return f"{name}: {found}" if name else found
+
+
 def _q(value) -> str:
     """A YAML scalar: JSON's double-quoted strings and numbers are YAML's too."""
     return json.dumps(value)
@@ -59,11 +76,8 @@ def _q(value) -> str:
 
 def workflow(rubric, wheel_name: str) -> str:
     """.github/workflows/classroom.yml: the setup, one command grader step per check, the reporter."""
-    from grader.exercises import EXERCISES
     from grader.frontends import platforms
-    from grader.grading.builtin import BUILTIN  # loads and policy
 
-    catalogue = EXERCISES[rubric.exercise].catalogue
     python = f'"{VENV}/bin/python"'
     pin = f'"torch=={platforms.torch_pin()}"'
     setup = [f'python -m venv "{VENV}"',
@@ -102,20 +116,20 @@ def workflow(rubric, wheel_name: str) -> str:
     ]
     for cid in ids:
         spec = rubric.checks[cid]
-        title = {**BUILTIN, **catalogue}[cid].title
+        named = f"{cid}: {title(rubric, cid)}"
         lines += [
-            f"    - name: {_q(f'{cid}: {title}')}",
-            f"      id: {cid}",
+            f"    - name: {_q(named)}",
+            f"      id: {step_id(cid)}",
             f"      uses: {COMMAND_GRADER}",
             "      with:",
-            f"        test-name: {_q(f'{cid}: {title}')}",
+            f"        test-name: {_q(named)}",
             f"        command: {_q(f'{python} -m grader.frontends.classroom {cid} --rubric {rubric.name}')}",
             f"        timeout: {platforms.minutes(rubric)}",
             f"        max-score: {int(spec.points)}",
         ]
     lines += ["    - name: Autograding Reporter", f"      uses: {REPORTER}", "      env:"]
-    lines += [f"        {cid.upper()}_RESULTS: {_q('${{steps.' + cid + '.outputs.result}}')}" for cid in ids]
-    lines += ["      with:", f"        runners: {','.join(ids)}"]
+    lines += [f"        {step_id(cid).upper()}_RESULTS: {_q('${{steps.' + step_id(cid) + '.outputs.result}}')}" for cid in ids]
+    lines += ["      with:", f"        runners: {','.join(map(step_id, ids))}"]
     return "\n".join(lines) + "\n"
 
 
@@ -163,15 +177,15 @@ def build(rubric, rubric_file: Path, out: Path, *, build_dir: Path) -> Path:
             f"with parseInt), and {', '.join(fractional)} {'has' if len(fractional) == 1 else 'have'} a fraction")
     whl = student_build.build(rubric, rubric_file, build_dir)
     ids = steps(rubric)
-    names = rubric.names
+    entry = "`, `".join(p.names[0] for p in student_build.pieces(rubric))  # each part's function, in a rubric in parts
     later = [cid for cid in rubric.order() if cid not in ids]
     files: dict[str, str | bytes] = {
-        "README.md": TEACHER.format(rubric=rubric.name, entry=names[0], steps=len(ids),
+        "README.md": TEACHER.format(rubric=rubric.name, entry=entry, steps=len(ids),
                                     points=f"{sum(int(rubric.checks[c].points) for c in ids)} of {int(rubric.max_score)}",
                                     later=", ".join(later) or "nothing"),
         f"template/{WORKFLOW}": workflow(rubric, whl.name),
         f"template/{WHEELS}/{whl.name}": whl.read_bytes(),
-        "template/README.md": STUDENT.format(title=rubric.title or rubric.name, entry=names[0], rubric=rubric.name,
+        "template/README.md": STUDENT.format(title=rubric.title or rubric.name, entry=entry, rubric=rubric.name,
                                              torch_index=platforms.TORCH_INDEX, torch=platforms.torch_pin(),
                                              wheel=f"{WHEELS}/{whl.name}"),
     }

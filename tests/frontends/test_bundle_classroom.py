@@ -259,3 +259,33 @@ def test_the_rubrics_packages_come_after_torch_on_both_platforms():
         lines = [line for line in script.splitlines() if "pip install" in line]
         assert ["torch==" in line for line in lines] == [True, True, True]
         assert "'einops>=0.7' 'numpy<3'" in lines[1] and "--index-url" not in lines[1] and "g.whl" in lines[2]
+
+
+def test_a_rubric_in_parts_gets_a_step_per_part_check(tmp_path, monkeypatch, grade_of):
+    """cs336's checks are "part.check": a step id is letters, digits, - and _, so the dot becomes "__" in the id, the
+    reporter's runners and its <ID>_RESULTS variables, while the command and the step's name keep the check's id.
+    (The student build it holds is tests/frontends/test_bundle_student.py's business: a stand-in here.)"""
+    from grader.frontends import student_build
+    from grader.grading.rubric import load
+
+    def fake_build(rubric, rubric_file, out):
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "attention_grader-0.2.0+student.cs336-py3-none-any.whl").write_bytes(b"PK")
+        return out / "attention_grader-0.2.0+student.cs336-py3-none-any.whl"
+
+    monkeypatch.setattr(student_build, "build", fake_build)
+    rubric = load("cs336")
+    classroom.build(rubric, Path(), tmp_path / "out", build_dir=tmp_path / "build")
+    steps = yaml.safe_load((tmp_path / "out" / "template" / classroom.WORKFLOW).read_text())["jobs"]["run-autograding-tests"]["steps"]
+    graders = [s for s in steps if s.get("uses") == classroom.COMMAND_GRADER]
+    assert [s["with"]["command"].split()[3] for s in graders] == list(rubric.order())  # nothing hidden in cs336
+    assert all(re.fullmatch(r"[A-Za-z_][\w-]*", s["id"]) for s in graders)
+    assert graders[1]["id"] == "sdpa__output_shape" and graders[1]["name"].startswith("sdpa.output_shape: sdpa: ")
+    assert sum(s["with"]["max-score"] for s in graders) == rubric.max_score
+    outputs = {s["id"]: base64.b64encode(json.dumps({"version": 1, "status": "pass", "max_score": 1, "tests": [
+        {"name": "x", "status": "pass", "score": 1, "test_code": "", "filename": "", "line_no": 0, "duration": 0}]}).encode()).decode()
+        for s in graders}
+    assert reporter(steps[-1], outputs)[:2] == (len(graders), len(graders))  # every runner's variable found
+    assert "`run_scaled_dot_product_attention`, `run_multihead_self_attention`" in (tmp_path / "out" / "template" / "README.md").read_text()
+    verdicts = classroom.steps_verdicts(rubric, grade_of(SUBMISSIONS / "cs336" / "correct_modules", "cs336"))
+    assert set(verdicts["checks"]) == set(rubric.checks) and verdicts["total"] == f"{rubric.max_score:g}/{rubric.max_score:g}"
