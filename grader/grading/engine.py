@@ -198,7 +198,8 @@ class Grading:
                 return failed(staged.refused)
             assert staged.copy is not None  # staged, not refused
             self.source, entry = loader.read(staged.copy, self.rubric.names, self.exercise.inputs, self.reading,
-                                             shown=self.path, others=self.others)
+                                             shown=self.path, others=self.others,
+                                             code_kb=self.rubric.limits.max_source_kb)
         except LoadError as e:
             self.source = getattr(e, "source", None)  # what definitions-only loading left out explains a missing name
             return failed(str(e))

@@ -15,5 +15,5 @@ class Limits(BaseModel):
     max_processes: int = Field(default=64, ge=1)
     # what the grader reads of a submission before any wall is up (submission.staging): a pasted data literal
     # would otherwise cost the grader's own parser seconds and gigabytes
-    max_source_kb: int = Field(default=2048, ge=16)  # a .py file, and a folder's Python files together
+    max_source_kb: int = Field(default=2048, ge=16)  # a .py file, a notebook's code cells, a folder's Python together
     max_notebook_kb: int = Field(default=20480, ge=16)  # a notebook, its outputs included, and a folder's files together

@@ -47,10 +47,11 @@ def keep_definitions(source: Source, names: tuple[str, ...] = ()) -> Source:
         if any(not why and not _silent(n) for n, why in dropped):
             notes.insert(0, f"only definitions ran: imports, functions, classes and the values {entry or 'they'} "
                             f"use{'s' * bool(entry)}; the other top-level code (loops, calls, prints, plots) did not")
+        lines = source.code.split("\n")
         return dataclasses.replace(
             source,
-            code=_render(source.code, sorted(kept.items(), key=lambda k: order[k[0]])),
-            skipped=source.skipped + tuple(_describe(source, sorted(dropped, key=lambda d: order[d[0]]), order)),
+            code=_render(lines, sorted(kept.items(), key=lambda k: order[k[0]])),
+            skipped=source.skipped + tuple(_describe(source, lines, sorted(dropped, key=lambda d: order[d[0]]), order)),
             notes=source.notes + tuple(dict.fromkeys(notes)),
         )
 
@@ -248,9 +249,20 @@ def _silent(node: ast.stmt) -> bool:
     return isinstance(node, ast.Pass) or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))
 
 
-def _describe(source: Source, dropped: list[tuple[ast.stmt, str]], order: dict) -> list[str]:
+def _segment(lines: list[str], node: ast.stmt) -> str:
+    """ast.get_source_segment from the code's lines split once: it splits the whole code, character by character
+    in Python, at every call, which made definitions-only reading quadratic in the number of statements."""
+    first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+    start, end = node.col_offset, node.end_col_offset
+    if first == last:
+        return lines[first].encode()[start:end].decode()
+    return "\n".join([lines[first].encode()[start:].decode(), *lines[first + 1:last],
+                      lines[last].encode()[:end].decode()])
+
+
+def _describe(source: Source, lines: list[str], dropped: list[tuple[ast.stmt, str]], order: dict) -> list[str]:
     """'cell 3: for step in range(10_000): (+2 more statements)': one entry per run of adjacent dropped statements
-    in one cell (in a .py file, per run)."""
+    in one cell (in a .py file, per run). `lines`: source.code's."""
     entries: list[list] = []  # [where, first line, how many more]
     last = None  # (cell, index, why) of the previous dropped statement
     for node, why in dropped:
@@ -262,16 +274,16 @@ def _describe(source: Source, dropped: list[tuple[ast.stmt, str]], order: dict) 
         if last and not why and not last[2] and last[0] == cell and last[1] == index - 1:
             entries[-1][2] += 1
         else:
-            text = (ast.get_source_segment(source.code, node) or "").split("\n")[0].strip()
+            text = _segment(lines, node).split("\n")[0].strip()
             text = text if len(text) <= 80 else text[:77] + "..."
             entries.append([where, text + (f" ({why})" if why else ""), 0])
         last = (cell, index, why)
     return [f"{where}: {text}" + (f" (+{more} more statement{'s' * (more > 1)})" if more else "") for where, text, more in entries]
 
 
-def _render(code: str, kept: list[tuple[ast.stmt, str | None]]) -> str:
-    """The kept statements on their original lines; blank lines (and the comments) where the rest was."""
-    lines = code.split("\n")
+def _render(lines: list[str], kept: list[tuple[ast.stmt, str | None]]) -> str:
+    """The kept statements on their original lines (`lines`: the code's); blank lines (and the comments) where the
+    rest was."""
     out = [line if line.lstrip().startswith("#") else "" for line in lines]
     used: set[int] = set()  # lines that already hold a kept statement (`a = 1; b = 2`)
     for node, text in kept:
@@ -279,7 +291,7 @@ def _render(code: str, kept: list[tuple[ast.stmt, str | None]]) -> str:
         if isinstance(node, _COMPOUND):
             segment = lines[first:node.end_lineno]
         else:
-            segment = (text or ast.get_source_segment(code, node) or "").split("\n")
+            segment = (text or _segment(lines, node)).split("\n")
             segment[0] = out[first] + "; " + segment[0] if first in used else segment[0]
         out[first:first + len(segment)] = segment
         used.update(range(first, first + len(segment)))

@@ -14,8 +14,10 @@ from grader.submission import definitions
 from grader.submission.reading import Reading
 from grader.submission.source import (
     ANY_MODULE,
+    Budget,
     LoadError,
     Source,
+    TooLarge,
     bindings,
     entry_name,
     module_name,
@@ -24,6 +26,7 @@ from grader.submission.source import (
     tree,
     unparsed,
 )
+from grader.submission.staging import Caps
 
 
 def _candidates(folder: Path) -> list[Path]:
@@ -33,27 +36,29 @@ def _candidates(folder: Path) -> list[Path]:
 
 def read(path: str | Path, names: tuple[str, ...], inputs: tuple[str, ...] = ("q", "k", "v"),
          reading: Reading = Reading(), shown: str | Path | None = None,
-         others: tuple[str, ...] = ()) -> tuple[Source, str]:
+         others: tuple[str, ...] = (), code_kb: int | None = None) -> tuple[Source, str]:
     """The submission's source and the name of its entry point, which must take the exercise's positional `inputs`;
     LoadError with an actionable message. `path` is what is read (the staged copy); `shown`, the path the student
     knows it by, is what messages and tracebacks name (by default `path` itself). `others`: the entry points of the
     rubric's other parts (CS336's sibling adapters), which say where a missing one belongs in a folder and are
-    never offered as its misspelling."""
+    never offered as its misspelling. `code_kb`: the Python it may parse (the rubric's max_source_kb, by default
+    its default): a .py file, a notebook's code cells and a folder's files together (source.Budget)."""
     path = Path(path)
     name = _Names(path, Path(shown) if shown is not None else path)
+    budget = Budget(code_kb or Caps().source_kb, name(path))
     if not path.exists():
         raise LoadError(f"{name(path)}: no such file or folder")
     if path.is_dir():
         found = _candidates(path)
         if not found:
             raise LoadError(f"{name(path)}: the folder holds no .py or .ipynb file")
-        bound = {p: _bound(p, names, name) for p in found}
+        bound = {p: _bound(p, names, name, budget) for p in found}
         defining = [p for p, b in bound.items() if b is not None and entry_name(b, names) is not None]
         chosen = defining[0] if defining else _belongs(path, found, bound, names, others, name)  # several: the first
-        source = _read_file(chosen, reading, name, names)
+        source = _read_file(chosen, reading, name, names, budget)
         source = Source(source.code, source.filename, source.module, str(path), source.skipped, source.notes)
     else:
-        source = _read_file(path, reading, name, names)
+        source = _read_file(path, reading, name, names, budget)
     try:
         return source, find_entry(source, names, inputs, others)
     except LoadError as e:
@@ -71,10 +76,12 @@ class _Names:
         return str(self.shown / p.relative_to(self.copy)) if p != self.copy else str(self.shown)
 
 
-def _bound(path: Path, names: tuple[str, ...], name: _Names) -> dict[str, ast.AST] | None:
+def _bound(path: Path, names: tuple[str, ...], name: _Names, budget: Budget) -> dict[str, ast.AST] | None:
     """What a file of a folder binds at its top level; None where it cannot be read or parsed."""
     try:
-        return bindings(tree(_read_file(path, Reading(), name, names).code))
+        return bindings(tree(_read_file(path, Reading(), name, names, budget).code))
+    except TooLarge:  # over the budget: said as such, not as a file that cannot be parsed
+        raise
     except (LoadError, SyntaxError, ValueError):
         return None
 
@@ -96,16 +103,17 @@ def _belongs(folder: Path, found: list[Path], bound: dict, names: tuple[str, ...
     raise LoadError(f"{name(folder)}: no file of the folder defines {listed} (looked at: {', '.join(looked[:12])}{more})")
 
 
-def _read_file(path: Path, reading: Reading, name: _Names, names: tuple[str, ...] = ()) -> Source:
+def _read_file(path: Path, reading: Reading, name: _Names, names: tuple[str, ...], budget: Budget) -> Source:
     """names: the accepted entry points; read definitions-only, the file keeps the values what grading reaches
-    from the one it binds uses (definitions.keep_definitions)."""
+    from the one it binds uses (definitions.keep_definitions). budget: what it may parse, charged before it is."""
     shown = name(path)
     if path.suffix == ".ipynb":
         from grader.submission import notebook  # nbformat's import, only for notebooks
 
-        return notebook.source(path, reading.notebook_mode, shown, names)
+        return notebook.source(path, reading.notebook_mode, shown, names, budget)
     if path.suffix != ".py":
         raise LoadError(f"{shown}: not a .py file, a notebook or a folder")
+    budget.charge(shown, path.stat().st_size)
     try:
         code = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as e:

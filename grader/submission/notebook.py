@@ -21,7 +21,8 @@ from pathlib import Path
 import nbformat
 
 from grader.submission import definitions
-from grader.submission.source import CELL_MARK, LoadError, Source, bounded, module_name
+from grader.submission.source import CELL_MARK, Budget, LoadError, Source, bounded, module_name
+from grader.submission.staging import Caps
 
 MODES = ("defs", "full")
 _PYTHON_BODY = re.compile(r"\s*%%(time|timeit|capture)\b")
@@ -29,14 +30,17 @@ _TRANSFORMED = re.compile(r"(\s*)(?:[^=]*=\s*)?get_ipython\(\)\.\w+\(")  # what 
 _FALLBACK = re.compile(r"(\s*)(?:[%!]|[\w.,\s]+=\s*[%!]|\?{1,2}[\w.*]+\s*$|[\w.*]+\?{1,2}\s*$)")  # magic, shell, help
 
 
-def source(path: Path, mode: str, shown: str | None = None, names: tuple[str, ...] = ()) -> Source:
+def source(path: Path, mode: str, shown: str | None = None, names: tuple[str, ...] = (),
+           budget: Budget | None = None) -> Source:
     """shown: the name messages give the notebook (the student's path of the copy at `path`); names: the accepted
-    entry points, whose reach decides which values mode "defs" keeps (definitions.keep_definitions)."""
+    entry points, whose reach decides which values mode "defs" keeps (definitions.keep_definitions); budget: the
+    Python the reading may parse (the rubric's max_source_kb; its default otherwise), which the code cells count
+    against."""
     if mode not in MODES:
         raise LoadError(f"notebook mode {mode!r}: expected one of {', '.join(MODES)}")
     parts, skipped = [], []
     shown = shown or str(path)
-    cells = _read(path, shown).cells
+    cells = _read(path, shown, budget or Budget(Caps().source_kb)).cells
     with bounded(shown):  # the transformer's and the parser's work on a cell: TooDeep, never a traceback
         for number, cell in enumerate(cells, 1):
             if cell.cell_type != "code":
@@ -55,8 +59,9 @@ def source(path: Path, mode: str, shown: str | None = None, names: tuple[str, ..
     return dataclasses.replace(kept, skipped=tuple(in_cell_order))
 
 
-def _read(path: Path, shown: str) -> nbformat.NotebookNode:
-    """The validated notebook, or a one-line LoadError that names the file (as `shown`) and says what is wrong."""
+def _read(path: Path, shown: str, budget: Budget) -> nbformat.NotebookNode:
+    """The validated notebook, or a one-line LoadError that names the file (as `shown`) and says what is wrong; its
+    code cells charged to the budget before any is validated or parsed."""
     try:
         text = path.read_text(encoding="utf-8")
         data = json.loads(text)
@@ -72,6 +77,7 @@ def _read(path: Path, shown: str) -> nbformat.NotebookNode:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # nbformat's warnings about old minor versions are not the student's
             nb = nbformat.reads(text, as_version=4)
+            budget.charge(shown, _code_size(nb), "code in its cells (its outputs do not count)")
             nbformat.validate(nb)
     except nbformat.ValidationError as e:
         at = list(e.absolute_path)
@@ -84,6 +90,13 @@ def _read(path: Path, shown: str) -> nbformat.NotebookNode:
     if not language.lower().startswith("python"):
         raise LoadError(f"{shown}: a {language} notebook: only Python notebooks can be graded")
     return nb
+
+
+def _code_size(nb: nbformat.NotebookNode) -> int:
+    """Bytes of the code cells' text (not yet validated: a source that is not text counts as its repr)."""
+    cells = nb.get("cells")
+    code = [c.get("source", "") for c in (cells if isinstance(cells, list) else []) if isinstance(c, dict) and c.get("cell_type") == "code"]
+    return sum(len((s if isinstance(s, str) else repr(s)).encode()) for s in code)
 
 
 def _python(text: str) -> tuple[str, list[str]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import bisect
 import contextlib
 import functools
 import warnings
@@ -47,18 +48,54 @@ class Source:
     notes: tuple[str, ...] = field(default=())  # things the report should mention
 
 
+class TooLarge(LoadError):
+    """More Python than the rubric's limits let the grader parse (Budget)."""
+
+
+class Budget:
+    """The Python one reading of a submission may parse, in bytes: the rubric's `max_source_kb` for a .py file, a
+    notebook's code cells (its outputs, which may be large, do not count) and a folder's files together. What goes
+    over it is refused in one line that names the size and the limit, before anything parses it."""
+
+    def __init__(self, kb: int, shown: str = ""):
+        self.limit, self.shown = kb * 1024, shown  # shown: the submission, as the student knows it
+        self.charged: dict[str, int] = {}  # a file read twice (a folder's, to find the entry point) counts once
+
+    def charge(self, what: str, size: int, kind: str = "Python") -> None:
+        """what: the file, as the student knows it; kind: what of it counts ("code in its cells" for a notebook)."""
+        self.charged[what] = size
+        if size > self.limit:
+            raise TooLarge(f"{what}: {_size(size)} of {kind}, more than the {_size(self.limit)} of Python a submission "
+                           "may have (the rubric's limits)")
+        if (total := sum(self.charged.values())) > self.limit:
+            raise TooLarge(f"{self.shown or what}: its Python files and notebooks' code cells come to {_size(total)}, "
+                            f"more than the {_size(self.limit)} of Python a submission may have (the rubric's limits)")
+
+
+def _size(n: int) -> str:
+    return f"{n / (1 << 20):.1f} MB" if n >= 1 << 20 else f"{n / 1024:.0f} KB"
+
+
 CELL_MARK = "# %% cell "  # a notebook's Source.code holds each code cell after such a line (submission.notebook)
 
 
 def place(source: Source, line: int, *, cell_only: bool = False) -> str:
-    """A line of source.code in the student's terms: 'line 12', or in a notebook 'cell 3, line 2'."""
+    """A line of source.code in the student's terms: 'line 12', or in a notebook 'cell 3, line 2'. The notebook's
+    cell marks are found once per source (_cells), so a caller may ask for every statement of a large notebook."""
     if source.filename.endswith(".ipynb"):
-        lines = source.code.split("\n")
-        for i in range(min(line, len(lines)) - 1, -1, -1):
-            if lines[i].startswith(CELL_MARK):
-                cell = f"cell {lines[i][len(CELL_MARK):].strip()}"
-                return cell if cell_only else f"{cell}, line {line - i - 1}"
+        starts, labels = _cells(source.code)
+        i = bisect.bisect_right(starts, line) - 1  # the last mark at or before the line
+        if i >= 0:
+            cell = f"cell {labels[i]}"
+            return cell if cell_only else f"{cell}, line {line - starts[i]}"
     return f"line {line}"
+
+
+@functools.lru_cache(maxsize=4)
+def _cells(code: str) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """The (1-based) lines of a notebook source's cell marks, in order, and each cell's label."""
+    marks = [(i, text[len(CELL_MARK):].strip()) for i, text in enumerate(code.split("\n"), 1) if text.startswith(CELL_MARK)]
+    return tuple(i for i, _ in marks), tuple(label for _, label in marks)
 
 
 def module_name(path: Path) -> str:

@@ -4,10 +4,16 @@ nests deeper than ast.unparse recurses still reads; the class insight leaves suc
 
 from __future__ import annotations
 
+import time
+
 import nbformat
 import pytest
-from nbformat.v4 import new_code_cell, new_notebook
+from nbformat.v4 import new_code_cell, new_notebook, new_output
 
+from conftest import load_factor
+
+from grader.grading import rubric
+from grader.grading.engine import Grading
 from grader.insight import findings
 from grader.submission import definitions, policy
 from grader.submission.loader import read
@@ -75,3 +81,60 @@ def test_the_insight_leaves_a_too_deep_text_out_with_a_note_and_compares_the_res
     assert found.unread == {"deep.py": "too deeply nested to read"}
     assert sorted(found.texts) == ["a.py", "b.py"]
     assert [(p.a, p.b) for p in found.pairs] == [("a.py", "b.py")]
+
+
+# -- size: what a notebook's code costs to read ----------------------------------------------------------------------
+def test_a_notebook_of_many_dropped_statements_reads_in_linear_time():
+    """10,000 cells of one assignment each, all dropped in definitions-only mode: each was placed in its cell by
+    splitting the whole source again, and worded by ast.get_source_segment, which splits it again character by
+    character (minutes); the cell marks are now indexed once."""
+    cells = [f"# %% cell {i}\nvalue_{i} = {i}" for i in range(2, 10_002)]
+    code = "# %% cell 1\n" + FUNCTION + "\n".join(cells) + "\n"
+    start = time.monotonic()
+    kept = definitions.keep_definitions(Source(code, "nb.ipynb", "nb"), NAMES)
+    assert time.monotonic() - start < 2 * load_factor()
+    assert len(kept.skipped) == 10_000 and kept.skipped[-1] == "cell 10001: value_10001 = 10001"
+    assert "value_" not in kept.code and "def scaled_dot_product_attention" in kept.code
+
+
+def code_notebook(path, *codes, output: str = ""):
+    cells = [new_code_cell(c, outputs=[new_output("stream", name="stdout", text=output)] if output else [])
+             for c in codes]
+    nbformat.write(new_notebook(cells=cells), path)
+    return path
+
+
+def test_a_notebooks_code_counts_against_the_source_limit_before_anything_parses_it(tmp_path, monkeypatch):
+    from grader.submission import notebook
+
+    path = code_notebook(tmp_path / "nb.ipynb", FUNCTION, "x = 1\n" * 4000)  # 24 KB of code
+    monkeypatch.setattr(notebook, "_python", lambda *a: pytest.fail("a cell was parsed past the limit"))
+    with pytest.raises(LoadError) as e:
+        read(path, NAMES, code_kb=16, shown="nb.ipynb")
+    assert str(e.value) == ("nb.ipynb: 24 KB of code in its cells (its outputs do not count), more than the 16 KB of "
+                            "Python a submission may have (the rubric's limits)")
+
+
+def test_a_notebooks_outputs_do_not_count_and_a_folders_code_counts_together(tmp_path):
+    big = code_notebook(tmp_path / "big.ipynb", FUNCTION, output="x" * 100_000)  # 100 KB of output, little code
+    assert read(big, NAMES, code_kb=16)[1] == NAMES[0]
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    code_notebook(sub / "a.ipynb", FUNCTION + "x = 1\n" * 1500)  # 9 KB + 10 KB of code
+    code_notebook(sub / "b.ipynb", "y = 2\n" * 1700)
+    with pytest.raises(LoadError, match=r"^sub: its Python files and notebooks' code cells come to 19 KB, more than "
+                                        r"the 16 KB of Python a submission may have \(the rubric's limits\)$"):
+        read(sub, NAMES, code_kb=16, shown="sub")
+
+
+def test_the_rubrics_limit_is_the_one_a_notebook_is_held_to(tmp_path):
+    toml = tmp_path / "small.toml"
+    toml.write_text('name = "small"\nexercise = "chapter5"\n[limits]\nmax_source_kb = 16\n'
+                    '[checks.loads]\npoints = 0\n[checks.output_shape]\npoints = 5\ndepends = ["loads"]\n')
+    path = code_notebook(tmp_path / "nb.ipynb", FUNCTION, "x = 1\n" * 4000)
+    grading = Grading(path, rubric.load(str(toml)))
+    try:
+        outcome = grading.outcome("loads")
+    finally:
+        grading.close()
+    assert outcome.status == "failed" and "more than the 16 KB of Python a submission may have" in outcome.message
