@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from grader.checks import strategies as S
 from grader.checks.core import Ctx, Failed, check
-from grader.checks.format import at, fmt, idx, mismatch
+from grader.checks.format import at, fmt, future, idx, mismatch
 from grader.exercises import mha_module as module
 from grader.exercises.module_inputs import PARAMS, WEIGHTS, drawing, mapped, multihead, out_of, said, weights
 
@@ -232,6 +232,20 @@ class MaskedMhaModule(module.MhaModule):
         if self.padding == "additive":
             return torch.zeros(mask.shape, dtype=dtype).masked_fill(mask == 0, float("-inf"))
         return mask.to(torch.int64)
+
+    def pads(self, mask: torch.Tensor) -> torch.Tensor:
+        """[B, T] bool, True = pad, from a mask in the rubric's convention (as forward got it)."""
+        if self.padding == "pad":
+            return mask.bool()
+        return mask != 0 if self.padding == "additive" else mask == 0
+
+    def forbidden(self, x, *rest, padding_mask=None, **kw) -> torch.Tensor:  # type: ignore[override]
+        """The future and, with a padding mask (as forward got it), the padded keys: [B, 1, T, T]."""
+        hidden = future(x.shape[-2])
+        return hidden if padding_mask is None else hidden | self.pads(padding_mask)[:, None, None, :]
+
+    def why_forbidden(self, i: int, j: int) -> str:
+        return f"key {j} is in the future of query {i}, or a pad"
 
     def bound(self, args: tuple, kw: dict) -> tuple[tuple, dict]:
         """The checks' padding mask (1 = real token) in the rubric's convention, as forward gets it."""

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from grader.checks.core import Ctx, Failed, check
-from grader.checks.format import mismatch
+from grader.checks.format import future, mismatch
 from grader.checks.reach import Form
 from grader.exercises import layer_weights, module_projections as projections
 from grader.exercises.base import OPTIONAL_WEIGHTS, OUT, Exercise
@@ -317,6 +317,10 @@ class MhaModule(Exercise):
         t = LONG if getattr(form, "long", False) else 5
         x = torch.randn(2, t, 8, generator=g).to(form.dtype)
         return (x, *weights(g, 8, ROLES, form.dtype)), {"heads": 2}  # roles the layer lacks are ignored
+
+    def forbidden(self, x, *rest, **kw) -> torch.Tensor:  # type: ignore[override]  # a layer's inputs
+        """Where weights the layer returns must be 0: the future of each query (the heatmap hatches it)."""
+        return future(x.shape[-2])
 
     def device_options(self, x: torch.Tensor) -> dict:
         """Keyword inputs beside x for the device check (none: a layer of x alone)."""

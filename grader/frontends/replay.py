@@ -90,8 +90,9 @@ def built(found: dict, case, module: str | None) -> list[str] | None:
     the parameters that took them, then the call on x in eval() mode; None where what the worker said is not plain
     enough to write as Python."""
     cls, args, kw = found["class"], list(case.args), dict(case.kw)
-    if set(kw) - {"heads", "context", "dropout", "train"}:  # an input forward takes besides x: not written here
-        return None
+    mask = kw.pop("padding_mask", None)  # the batch's padding mask, passed to forward by its name (masked_mha_module)
+    if set(kw) - {"heads", "context", "dropout", "train"} or (mask is not None and not found.get("padding", "").isidentifier()):
+        return None  # an input forward takes besides x: not written here
     tensors = dict(zip(case.names, args))
     d = int(args[0].shape[-1])
     if not cls.isidentifier() or not all(n.isidentifier() for n in found["config"]):
@@ -143,9 +144,12 @@ def built(found: dict, case, module: str | None) -> list[str] | None:
         if sets:
             lines += ["with torch.no_grad():  # the grader's weights in your layer's parameters", *sets]
     tensors_ = [f"{n} = {value(t)}" for n, t in tensors.items() if t is not None]
+    if mask is not None:
+        tensors_.append(f"padding_mask = {value(mask)}")
     head = ["import torch", *(["import types"] if found["config"] else [])]
+    call = "result = layer(x)" if mask is None else f"result = layer(x, {found['padding']}=padding_mask)"
     return [*head, lines[0], *tensors_, "# how the grader built your class, set its weights and called it:", *lines[1:],
-            "result = layer(x)"]
+            call]
 
 
 def described(part, case) -> dict | None:

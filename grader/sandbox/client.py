@@ -399,6 +399,7 @@ class Subject:
             "positional": [text(n, 40) for n in listed(found.get("positional"))[:20]],
             "config": {text(k, 40): text(v, 40) for k, v in list(mapping(found.get("config")).items())[:100]},
             "by_key": found.get("by_key") is True,
+            "padding": text(found.get("padding"), 40),
             "pieces": {text(n, 80): [(text(p[0], 8), whole(p[1]), whole(p[2])) for p in listed(parts)[:64]
                                      if isinstance(p, list) and len(p) == 3]
                        for n, parts in list(mapping(found.get("pieces")).items())[:40]},

@@ -79,3 +79,26 @@ def test_a_mask_of_no_known_name_is_told_how_a_rubric_names_it(grade_of, tmp_pat
     assert "takes no padding mask by a name the grader knows" in words and 'padding_name = "<parameter>"' in words
     (tmp_path / "named").mkdir()
     assert_full_marks(graded(grade_of, tmp_path / "named", layer("m", REAL), rubric(tmp_path, padding_name="m")))
+
+
+def test_the_replay_snippet_passes_the_padding_mask_by_forwards_name(tmp_path):
+    """`replay` of a padding check prints the mask as the grader sent it and calls forward with it by its own name
+    (padding_mask here); run beside the file, the snippet gives the weights the failure names."""
+    import os
+    import subprocess
+    import sys
+
+    folder = ROOT / "submissions" / "masked_mha_module"
+    run = subprocess.run([sys.executable, "-m", "grader.frontends.cli", "replay", str(folder / "bug_padding_on_queries.py"),
+                          "--check", "padding_keys_zero", "--rubric", "masked_mha_module"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1, run.stderr
+    snippet = run.stdout.split("run it):\n", 1)[1].split("\n\n", 1)[0]
+    assert "padding_mask = torch.tensor(" in snippet and snippet.endswith("result = layer(x, padding_mask=padding_mask)")
+    where, value = re.search(r"attention_weights\[([\d, ]+)\] = ([\d.]+)", run.stdout).groups()
+    script = tmp_path / "replay.py"
+    script.write_text(snippet + f"\nprint(float(result.attention_weights[{where}]))\n")
+    ran = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": str(folder)})
+    assert ran.returncode == 0, ran.stderr
+    assert float(ran.stdout) == pytest.approx(float(value), rel=1e-3)

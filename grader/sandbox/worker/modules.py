@@ -247,7 +247,7 @@ class Layer:
         what could not be mapped (`problem`)."""
         found = {"class": self.cls.__name__, "signature": "", "built": {}, "parameters": [], "mapped": {},
                  "present": [], "unmapped": [], "problem": "", "heads": False, "positional": [], "config": {},
-                 "by_key": False, "pieces": {}}
+                 "by_key": False, "pieces": {}, "padding": ""}
         try:
             found["signature"] = f"{self.cls.__name__}{inspect.signature(self.cls)}"
         except (TypeError, ValueError):
@@ -268,6 +268,10 @@ class Layer:
             found["by_key"] = self.reads.by_key
         # whether the head count reaches the build: a layer that takes none has one head (Raschka's CausalAttention)
         found["heads"] = any(self._role(k.removeprefix("global ")) in ("heads", "head_size", "config") for k in self.said)
+        try:  # the name forward takes a padding mask by, where it takes one (masked_mha_module)
+            found["padding"] = self.padding_name(module)
+        except Unmapped:
+            pass
         found["parameters"] = [[n, list(p.shape)] for n, p in module.named_parameters()][:40]
         pieces, unmapped, problem = layout(module, d, heads, self.names)
         found["mapped"] = {n: " | ".join(r if (a, b) == (0, d) else f"{r}[{a}:{b}]" for r, a, b in parts)
