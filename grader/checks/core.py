@@ -59,7 +59,7 @@ class Check:
     title: str
     misconception: str
     hint: str
-    run: Callable[[Any], None]  # a Ctx; the built-in checks (loads, policy) take the grading itself
+    run: Callable[[Any], Any]  # a Ctx (fails by raising); the built-in checks (loads, policy) take the grading, return a Run
 
 
 def check(catalogue: dict, id: str, title: str, misconception: str, hint: str):

@@ -9,7 +9,6 @@ import functools
 import inspect
 import shlex
 import shutil
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -25,11 +24,11 @@ from grader.grading.builtin import BUILTIN, LOADS, POLICY
 from grader.grading.outcome import Failure, Grade, Outcome, Run, Status
 from grader.grading.rubric import Rubric
 from grader.sandbox import confinement
-from grader.sandbox.client import StudentError, Subject, WorkerLost
+from grader.sandbox.client import Subject, WorkerLost
 from grader.sandbox.wire import Kind
-from grader.submission import loader, policy, staging
+from grader.submission import staging
 from grader.submission.reading import Reading
-from grader.submission.source import LoadError, Source
+from grader.submission.source import Source
 
 torch.set_num_threads(1)  # the grader's tensors are tiny: more threads only add a wake-up to every op
 
@@ -187,44 +186,6 @@ class Grading:
             except WorkerLost as e:  # a hang, a crash, the memory limit: no form can be said to work
                 self.reach = reaching.Reach(fails={f: str(e) for f in self.exercise.forms()}, lost=str(e))
         return self.reach
-
-    # -- the built-in checks (grading.builtin) -----------------------------------------------------------------
-    def load(self) -> Run:
-        """Stage the submission, read it and start its worker: the `loads` check."""
-        failed = lambda message: Run(Status.FAILED, message, Failure.NOT_LOADED)  # noqa: E731
-        try:
-            staged = self.staged or self._stage()
-            if staged.refused:
-                return failed(staged.refused)
-            assert staged.copy is not None  # staged, not refused
-            self.source, entry = loader.read(staged.copy, self.rubric.names, self.exercise.inputs, self.reading,
-                                             shown=self.path, others=self.others,
-                                             code_kb=self.rubric.limits.max_source_kb)
-        except LoadError as e:
-            self.source = getattr(e, "source", None)  # what definitions-only loading left out explains a missing name
-            return failed(str(e))
-        self.subject = Subject(self.source, entry, list(self.exercise.results), self.exercise.inputs, self.rubric.limits,
-                               device="cuda" if self.device == "cuda" else "cpu", build=self.exercise.build)
-        try:
-            self.subject.load()
-        except (StudentError, WorkerLost) as e:
-            return failed(str(e))
-        return Run(Status.PASSED, f"found {entry} in {Path(self.source.filename).name}")
-
-    def _stage(self) -> staging.Staged:
-        self._scratch = tempfile.mkdtemp(prefix="attention-grader-staged-")
-        self.staged = staging.stage(self.path, Path(self._scratch), staging.Caps.of(self.rubric.limits))
-        return self.staged
-
-    def police(self) -> Run:
-        """What the source and the worker show of reaching for the grader's own code: the `policy` check."""
-        pol = self.rubric.policy
-        found = policy.violations(self.source.code, pol.forbidden_imports) if self.source else []
-        if self.subject is not None:
-            found += [f"tried to import {name!r} while running" for name in sorted(self.subject.blocked)]
-        if found:
-            return Run(Status.FAILED, f"{pol.message} ({'; '.join(found[:3])})", Failure.WRONG)
-        return Run(Status.PASSED)
 
     # -- the whole rubric ------------------------------------------------------------------------------------
     def finish(self) -> Grade:

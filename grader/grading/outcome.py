@@ -9,8 +9,9 @@ from enum import StrEnum
 from grader.checks import known_answers
 from grader.checks.core import Case
 from grader.exercises import EXERCISES
-from grader.grading.builtin import LOADS
 from grader.grading.diagnosis import explain
+
+LOADS, POLICY = "loads", "policy"  # the built-in checks' ids (grading.builtin)
 
 
 class Status(StrEnum):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import socket
 import tempfile
 from dataclasses import dataclass, field
@@ -17,12 +16,11 @@ from typing import Any
 
 import torch
 
-from grader.sandbox import confinement, processes, spawn, uids, wire
+from grader.sandbox import confinement, processes, replies, spawn, uids, wire
 from grader.sandbox.clock import MAX_STRETCH, RunClock  # noqa: F401 - MAX_STRETCH: tests/conftest.py reads it here
 from grader.sandbox.limits import Limits
 from grader.submission.source import Source, place
 
-_FLOATS = {"float16", "bfloat16", "float32", "float64"}
 READY_TIMEOUT = 30.0  # the worker imports torch's meta kernels: the grader's time, not the student's
 
 
@@ -42,53 +40,6 @@ class StudentError(Exception):
 class WorkerLost(BaseException):
     """The worker timed out, died or broke the protocol. A BaseException so that hypothesis stops at once
     instead of shrinking (each retry would cost another timeout)."""
-
-
-def _kind(reply: dict) -> wire.Kind:
-    """A failed reply's kind; one the grader does not know (a forged frame) is a plain exception."""
-    try:
-        return wire.Kind(reply.get("kind", wire.Kind.EXCEPTION))
-    except ValueError:
-        return wire.Kind.EXCEPTION
-
-
-def _shapes(reply: dict) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
-    """A bad result's (shape, agreed shape), checked: the worker's reply is data, not trusted."""
-    shapes = reply.get("shapes")
-    if (isinstance(shapes, list) and len(shapes) == 2 and all(isinstance(s, list) and len(s) <= 16 for s in shapes)
-            and all(type(d) is int for s in shapes for d in s)):
-        return tuple(shapes[0]), tuple(shapes[1])
-    return None
-
-
-def _alternatives(expected) -> bool:
-    """Whether an expected shape is a list of shapes the tensor may have (a layer's weights: [B, H, T, T], or
-    [B, T, T] for one head)."""
-    found = list(expected)
-    return bool(found) and not isinstance(found[0], int)
-
-
-def _allowed(expected) -> list[list[int]]:
-    return [list(s) for s in expected] if _alternatives(expected) else [list(expected)]
-
-
-def _agreed(expected) -> list:
-    """An expected shape, or its alternatives, as the call's header sends it."""
-    return _allowed(expected) if _alternatives(expected) else list(expected)
-
-
-def _exit_reason(code: int | None, limits: Limits) -> str:
-    if code is None:
-        return "stopped answering"
-    if code == wire.EXIT_MEMORY:
-        return f"ran out of memory (memory limit exceeded: {limits.memory_mb} MiB)"
-    if code < 0:
-        sig = -code
-        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
-        if sig == signal.SIGXCPU:
-            return f"was killed by {name}: CPU time limit exceeded"
-        return f"was killed by {name}"
-    return f"exited with status {code} (os._exit or sys.exit in the submission?)"
 
 
 _live: set[int] = set()  # this process's running workers; any other child of the fork server is an orphan
@@ -164,7 +115,7 @@ class Subject:
         }
         reply = self._roundtrip(header, self.source.code.encode(), self.limits.load_timeout, "loading the file")
         if not reply[0].get("ok"):
-            kind = _kind(reply[0])
+            kind = replies.kind(reply[0])
             msg = self._explain(kind, str(reply[0].get("error", "unknown error"))[:500])
             self.close()
             if kind is wire.Kind.SANDBOX:
@@ -260,7 +211,7 @@ class Subject:
         return reply, data
 
     def _died(self, header: dict, what: str):
-        reason = _exit_reason(self._proc.exitcode, self.limits)
+        reason = replies.exit_reason(self._proc.exitcode, self.limits)
         self.close()
         during = "during import" if header.get("op") == "load" else f"while {what}"
         raise WorkerLost(f"the worker {reason} {during}") from None
@@ -287,12 +238,12 @@ class Subject:
         # calls): a random function gives the same results every run, through every path.
         self._calls += 1
         header = {"op": "call", "tensors": specs, "args": argspec, "kwargs": kwspec,
-                  "expect": [_agreed(s) for s in expect], "seed": self._calls, "names": list(self.inputs), **extra}
+                  "expect": [replies.agreed(s) for s in expect], "seed": self._calls, "names": list(self.inputs), **extra}
         if self.leading:
             header["leading"] = True
         reply, data = self._roundtrip(header, payload, self.limits.call_timeout, "calling your function")
         if not reply.get("ok"):
-            kind = _kind(reply)
+            kind = replies.kind(reply)
             msg = self._explain(kind, str(reply.get("error", "unknown error"))[:500])
             if kind is wire.Kind.MEMORY:  # like a timeout: stop the check now, a retry (shrinking) costs as much
                 self.close()
@@ -300,7 +251,7 @@ class Subject:
             if kind is wire.Kind.PROTOCOL:  # the worker's meta twin broke it: the same verdict as if the worker had
                 self.close()
                 raise WorkerLost(f"the worker broke the protocol while calling your function: {msg}")
-            raise StudentError(msg, self._where(reply), kind, _shapes(reply), self._unreached(reply))
+            raise StudentError(msg, self._where(reply), kind, replies.shapes(reply), self._unreached(reply))
         return reply, data
 
     def _explain(self, kind: wire.Kind, msg: str) -> str:
@@ -322,7 +273,7 @@ class Subject:
         names = reply.get("unreached")
         return frozenset(n for n in names if n in self.inputs) if isinstance(names, list) else frozenset()
 
-    def _tensors(self, reply: dict, data: bytes, allowed: set[str] | None = _FLOATS) -> list[torch.Tensor]:
+    def _tensors(self, reply: dict, data: bytes, allowed: set[str] | None = replies.FLOATS) -> list[torch.Tensor]:
         try:
             return wire.unpack(reply.get("tensors"), data, allowed)
         except wire.WireError as e:
@@ -332,11 +283,11 @@ class Subject:
         """The result's tensors (in the exercise's order, of the `expect`ed shapes) and, on request, every input
         tensor as the function left them; validated CPU tensors."""
         reply, data = self._request(args, kw, expect, return_inputs=return_inputs, device=self.device)
-        got = self._tensors(reply, data, None if return_inputs else _FLOATS)
+        got = self._tensors(reply, data, None if return_inputs else replies.FLOATS)
         sent: list[torch.Tensor] = []
         for a in list(args) + list(kw.values()):
             wire.encode(a, sent)
-        want = [(_allowed(s), None) for s in expect] + ([([list(t.shape)], t.dtype) for t in sent] if return_inputs else [])
+        want = [(replies.allowed(s), None) for s in expect] + ([([list(t.shape)], t.dtype) for t in sent] if return_inputs else [])
         if not return_inputs and 0 < len(want) - len(got) <= self._optional():
             want = want[: len(got)]  # an optional part asked for (a layer's weights) is missing: the function has none
         if len(got) != len(want) or any(list(t.shape) not in s or (d is None and not t.is_floating_point()) or (d is not None and t.dtype != d)
@@ -377,33 +328,12 @@ class Subject:
         reply, _ = self._roundtrip({"op": "describe", "context": int(context), **sizes}, b"", self.limits.call_timeout,
                                    "building your class")
         if not reply.get("ok"):
-            kind = _kind(reply)
+            kind = replies.kind(reply)
             raise StudentError(self._explain(kind, str(reply.get("error", "unknown error"))[:500]), self._where(reply), kind)
         found = reply.get("layout")
         if not isinstance(found, dict):
             raise WorkerLost("the worker sent a malformed reply")
-        text = lambda x, n=300: str(x)[:n]  # noqa: E731
-        listed = lambda x: x if isinstance(x, list) else []  # noqa: E731
-        mapping = lambda x: x if isinstance(x, dict) else {}  # noqa: E731
-        whole = lambda x: x if type(x) is int and 0 <= x <= 1 << 20 else -1  # noqa: E731
-        self._described[key] = {
-            "class": text(found.get("class"), 80), "signature": text(found.get("signature")),
-            "built": {text(k, 40): text(v, 40) for k, v in list(mapping(found.get("built")).items())[:20]},
-            "parameters": [(text(p[0], 80), text(p[1], 40)) for p in listed(found.get("parameters"))[:40]
-                           if isinstance(p, list) and len(p) == 2],
-            "mapped": {text(k, 80): text(v, 80) for k, v in list(mapping(found.get("mapped")).items())[:40]},
-            "present": [text(r, 8) for r in listed(found.get("present"))[:8]],
-            "unmapped": [text(n, 80) for n in listed(found.get("unmapped"))[:20]],
-            "problem": text(found.get("problem"), 1500),
-            "heads": found.get("heads") is True,
-            "positional": [text(n, 40) for n in listed(found.get("positional"))[:20]],
-            "config": {text(k, 40): text(v, 40) for k, v in list(mapping(found.get("config")).items())[:100]},
-            "by_key": found.get("by_key") is True,
-            "padding": text(found.get("padding"), 40),
-            "pieces": {text(n, 80): [(text(p[0], 8), whole(p[1]), whole(p[2])) for p in listed(parts)[:64]
-                                     if isinstance(p, list) and len(p) == 3]
-                       for n, parts in list(mapping(found.get("pieces")).items())[:40]},
-        }
+        self._described[key] = replies.layout(found)
         return self._described[key]
 
     def devices(self, device: str, *args, expect, **kw) -> list[str]:

@@ -98,3 +98,10 @@ def test_architecture_names_every_module():
     assert missing == [], f"ARCHITECTURE.md does not name {missing}"
     anywhere = {p.name for p in ROOT.rglob("*.py") if ".venv" not in p.parts}
     assert sorted(n for n in named if n.endswith(".py") and n not in anywhere) == []
+
+
+def test_no_module_of_the_grader_is_over_350_lines():
+    """A module over ~350 lines does more than one job: split it by job (client.py's replies, modules.py's layout,
+    engine.py's built-in checks)."""
+    long = {str(p.relative_to(ROOT)): n for p in GRADER.rglob("*.py") if (n := len(p.read_text().splitlines())) > 350}
+    assert long == {}

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import copy
 import inspect
-import re
 import types
 
 import torch
 
 from grader.sandbox.worker.errors import BadOutput
+from grader.sandbox.worker.layout import ROLES, layout
 
-ROLES = ("w_q", "w_k", "w_v", "w_o", "b_q", "b_k", "b_v", "b_o")
 PROBE_D, PROBE_HEADS, PROBE_DROPOUT = 8, 2, 0.1  # the build describe() looks at
 
 # constructor parameters (and config attributes) by their usual names
@@ -43,14 +42,6 @@ ROLE_OF = {name: role for role, names in PARAMS.items() for name in names}
 # forward's parameter for a padding mask [B, T] (masked_mha_module), by its usual names, before a rubric's own
 PADDING_NAMES = ("padding_mask", "attention_mask", "key_padding_mask", "mask", "pad_mask", "src_key_padding_mask",
                  "attn_padding_mask")
-
-# parameter names' words (split at . and _, lowercase) that say which projection a tensor is
-Q_WORDS = {"q", "query", "queries", "wq", "toq", "qproj", "qlinear", "q_lin"}
-K_WORDS = {"k", "key", "keys", "wk", "tok", "kproj", "klinear"}
-V_WORDS = {"v", "value", "values", "wv", "tov", "vproj", "vlinear"}
-O_WORDS = {"o", "out", "output", "proj", "cproj", "wo", "oproj", "dense", "fc", "projection", "outproj", "fcout",
-           "resid", "c_proj"}
-
 
 class Unmapped(BadOutput):
     """The class cannot be built as the grader calls it: what was found, and how a rubric says more."""
@@ -113,10 +104,6 @@ def values(d: int, heads: int, context: int, dropout: float) -> dict:
     """Each role's value for a build of width d with `heads` heads."""
     return {"width": d, "heads": heads, "head_size": d // max(heads, 1), "context": context, "dropout": dropout,
             "bias": True, "causal": True, "vocab": 64}
-
-
-def words(name: str) -> list[str]:
-    return [w for w in re.split(r"[._]", name.lower()) if w]
 
 
 class Layer:
@@ -292,70 +279,6 @@ def _signature(fn) -> str:
 
 def _args(said: dict) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in said.items() if not k.startswith("global "))
-
-
-def layout(module: torch.nn.Module, d: int, heads: int, names: dict | None = None) -> tuple[dict, list, str]:
-    """(parameter name -> [(role, first row, last row + 1)], the parameters no role takes, a problem or ""): which
-    rows of which role each parameter of the module holds, in the parameter's row order. `names`: a rubric's
-    parameter name -> role (or "w_qkv" / "b_qkv" for a fused one), before any guess."""
-    names = names or {}
-    hs = d // max(heads, 1)
-    out: dict[str, list] = {}  # fused parameters: their roles in row order, each whole
-    claims: dict[str, list] = {}  # role -> [(parameter name, head index or None, rows)]
-    unmapped = []
-    for name, p in module.named_parameters():
-        ws = words(name)
-        kind = "b" if p.dim() == 1 else "w"
-        if p.dim() not in (1, 2) or (p.dim() == 2 and p.shape[1] != d):
-            unmapped.append(name)
-            continue
-        rows, told = p.shape[0], names.get(name)
-        wset = set(ws) | {"".join(ws[i:i + 2]) for i in range(len(ws) - 1)}
-        if told in ("w_qkv", "b_qkv") or (told is None and rows == 3 * d):
-            out[name] = [(f"{kind}_{r}", 0, d) for r in "qkv"]
-            continue
-        if told is None and rows == 2 * d and {"kv", "wkv", "tokv", "kvproj"} & wset:
-            out[name] = [(f"{kind}_{r}", 0, d) for r in "kv"]
-            continue
-        role = told
-        if role is None:
-            letter = ("q" if wset & Q_WORDS else "k" if wset & K_WORDS else "v" if wset & V_WORDS else
-                      "o" if wset & O_WORDS else None)
-            role = f"{kind}_{letter}" if letter else None
-        if role not in ROLES or (role[2] == "o" and rows != d):
-            unmapped.append(name)
-            continue
-        claims.setdefault(role, []).append((name, next((int(w) for w in ws if w.isdigit()), None), rows))
-    problem = []
-    for role, found in claims.items():  # one whole claim, or one claim per head, in head order
-        if len(found) == 1 and found[0][2] == d:
-            out.setdefault(found[0][0], []).append((role, 0, d))
-            continue
-        per_head = sorted(found, key=lambda c: c[1] if c[1] is not None else -1)
-        if (len(found) == heads and all(c[1] is not None and c[2] == hs for c in found)
-                and len({c[1] for c in found}) == heads):
-            for h, (name, _, _) in enumerate(per_head):
-                out.setdefault(name, []).append((role, h * hs, (h + 1) * hs))
-            continue
-        problem.append(f"{role}: {', '.join(c[0] for c in found)}?")
-    spans: dict[str, list] = {}
-    for parts in out.values():
-        for r, a, b in parts:
-            spans.setdefault(r, []).append((a, b))
-    for r, found in spans.items():  # each role's rows taken once each, no more, no fewer
-        ends = sorted(found)
-        if ends[0][0] != 0 or ends[-1][1] != d or any(x[1] != y[0] for x, y in zip(ends, ends[1:])):
-            problem.append(f"{r}: {', '.join(n for n, parts in out.items() if any(x[0] == r for x in parts))}?")
-    for r in ("w_q", "w_k", "w_v"):
-        if r not in spans and not any(x.startswith(r) for x in problem):
-            problem.append(f"{r}: no parameter found")
-    said = ""
-    if problem:
-        listed = ", ".join(f"{n} {list(p.shape)}" for n, p in module.named_parameters())
-        said = (f"the grader could not tell which parameters take which weights ({'; '.join(problem)}); the module "
-                f"has: {listed or 'no parameters'}; a rubric names them: [conventions] weights = "
-                f"\"<parameter>=w_q, ...\" (roles: {', '.join(ROLES)}, or w_qkv / b_qkv for a fused [3d, d] one)")
-    return out, unmapped, said
 
 
 def find(module: types.ModuleType, entry: str):
