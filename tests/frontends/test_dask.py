@@ -223,7 +223,16 @@ def stage_all(subs: dict, into: Path) -> dict:
     return stage(subs, into, load("chapter5"))
 
 
-def test_a_folder_travels_as_its_staged_files(tmp_path):
+@pytest.fixture(params=["filters", "no filters"])
+def tar_filters(request, monkeypatch):
+    """tarfile with its extraction filters, and as Python 3.11.0-3.11.3 (Debian 12's) has it, without them."""
+    if request.param == "no filters":
+        import tarfile
+
+        monkeypatch.delattr(tarfile, "data_filter", raising=False)
+
+
+def test_a_folder_travels_as_its_staged_files(tmp_path, tar_filters):
     src = tmp_path / "src" / "correct_folder"
     shutil.copytree(CH5_DIR / "correct_folder", src)
     (src / "__pycache__").mkdir()
@@ -238,6 +247,30 @@ def test_a_folder_travels_as_its_staged_files(tmp_path):
     assert sorted(p.relative_to(copy).as_posix() for p in copy.rglob("*") if p.is_file()) == want
     for rel in want:
         assert (copy / rel).read_bytes() == (src / rel).read_bytes()
+
+
+@pytest.mark.parametrize("member", ["link", "absolute", "parent"])
+def test_an_archive_with_anything_but_files_inside_it_is_refused(tmp_path, tar_filters, member):
+    """A worker unpacks only files and folders inside its scratch folder, with or without tarfile's filters."""
+    import tarfile
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        info = tarfile.TarInfo({"link": "a/link.py", "absolute": "/tmp/x.py", "parent": "a/../../x.py"}[member])
+        if member == "link":
+            info.type, info.linkname = tarfile.SYMTYPE, "/etc/passwd"
+            tar.addfile(info)
+        else:
+            info.size = 1
+            tar.addfile(info, io.BytesIO(b"x"))
+    (tmp_path / "scratch").mkdir()
+    try:  # an absolute name may instead land inside the scratch folder (the data filter strips its slash)
+        cluster.unpack(buf.getvalue(), tmp_path / "scratch")
+        assert member == "absolute"
+    except tarfile.TarError:
+        pass
+    assert not Path("/tmp/x.py").exists() and not (tmp_path / "x.py").exists()
+    assert not list((tmp_path / "scratch").rglob("link.py"))
 
 
 def test_a_link_out_of_a_submission_is_refused_where_it_is_staged(local):
