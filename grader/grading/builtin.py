@@ -1,6 +1,6 @@
 """The checks every rubric may name besides its exercise's: `loads` and `policy`. They judge the grading itself (the
 file ran, nothing reached for the grader's own code), so their `run` takes the `Grading`, not a check context: they
-set its `source`, `subject` and, where it stages the submission, `staged` and `_scratch`."""
+set its `source`, `subject` and, where it stages the submission, `staged` and `scratch`."""
 
 from __future__ import annotations
 
@@ -39,8 +39,8 @@ def load(grading) -> Run:
 
 
 def _stage(grading) -> staging.Staged:
-    grading._scratch = tempfile.mkdtemp(prefix="attention-grader-staged-")  # removed by Grading.close
-    grading.staged = staging.stage(grading.path, Path(grading._scratch), staging.Caps.of(grading.rubric.limits))
+    grading.scratch = tempfile.mkdtemp(prefix="attention-grader-staged-")  # removed by Grading.close
+    grading.staged = staging.stage(grading.path, Path(grading.scratch), staging.Caps.of(grading.rubric.limits))
     return grading.staged
 
 

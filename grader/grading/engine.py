@@ -68,7 +68,7 @@ class Grading:
         others: the entry points of the rubric's other parts (Parts), where a missing one belongs (loader.read)."""
         self.path = Path(path)
         self.staged = staged
-        self._scratch: str | None = None  # the folder of a copy staged here
+        self.scratch: str | None = None  # the folder of a copy staged here
         self.planned = planned
         self.recorded: dict[str, list] | None = None  # set while grading the reference records the plan
         self.build = build or builds.here()
@@ -261,9 +261,9 @@ class Grading:
     def close(self) -> None:
         if self.subject is not None:
             self.subject.close()
-        if self._scratch is not None:
-            shutil.rmtree(self._scratch, ignore_errors=True)
-            self._scratch = None
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None
 
 
 def record_plan(rubric: Rubric, draws: drawing.Draws) -> dict[str, list]:

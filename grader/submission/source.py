@@ -65,15 +65,19 @@ class Budget:
         """what: the file, as the student knows it; kind: what of it counts ("code in its cells" for a notebook)."""
         self.charged[what] = size
         if size > self.limit:
-            raise TooLarge(f"{what}: {_size(size)} of {kind}, more than the {_size(self.limit)} of Python a submission "
+            raise TooLarge(f"{what}: {size_text(size)} of {kind}, more than the {size_text(self.limit)} of Python a submission "
                            "may have (the rubric's limits)")
         if (total := sum(self.charged.values())) > self.limit:
-            raise TooLarge(f"{self.shown or what}: its Python files and notebooks' code cells come to {_size(total)}, "
-                            f"more than the {_size(self.limit)} of Python a submission may have (the rubric's limits)")
+            raise TooLarge(f"{self.shown or what}: its Python files and notebooks' code cells come to {size_text(total)}, "
+                            f"more than the {size_text(self.limit)} of Python a submission may have (the rubric's limits)")
 
 
-def _size(n: int) -> str:
-    return f"{n / (1 << 20):.1f} MB" if n >= 1 << 20 else f"{n / 1024:.0f} KB"
+def size_text(n: int) -> str:
+    """Bytes as a refusal says them: "9.5 MB", "12 KB"."""
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n / 1024:.0f} KB"
 
 
 CELL_MARK = "# %% cell "  # a notebook's Source.code holds each code cell after such a line (submission.notebook)

@@ -18,7 +18,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.submission.source import LoadError
+from grader.submission.source import LoadError, size_text
 
 CODE = (".py", ".ipynb")  # what is copied; any other file is never opened (the worker saw no other file before)
 MAX_FILES = 500
@@ -186,18 +186,18 @@ class _Copier:
             if not stat.S_ISREG(st.st_mode):  # swapped for something else since it was listed
                 raise Refused(f"{where}: {_kind(st.st_mode)}, not a file")
             if st.st_size > cap:
-                raise Refused(f"{where}: {_size(st.st_size)}, more than the {_size(cap)} a "
+                raise Refused(f"{where}: {size_text(st.st_size)}, more than the {size_text(cap)} a "
                               f"{'notebook' if notebook else 'Python file'} may have (the rubric's limits)")
             data = f.read(cap + 1)
         if not notebook:
             self.code += len(data)
             if self.code > self.caps.source_kb * 1024 or len(data) > cap:
-                raise Refused(f"{self.root}: its Python files come to more than the {_size(self.caps.source_kb * 1024)} "
+                raise Refused(f"{self.root}: its Python files come to more than the {size_text(self.caps.source_kb * 1024)} "
                               "a submission may have (the rubric's limits)")
         self.total += len(data)
         if self.total > self.caps.notebook_kb * 1024:
             raise Refused(f"{self.root}: its Python files and notebooks come to more than the "
-                          f"{_size(self.caps.notebook_kb * 1024)} a submission may have (the rubric's limits)")
+                          f"{size_text(self.caps.notebook_kb * 1024)} a submission may have (the rubric's limits)")
         if self.made is not None and dest.parent != self.made:
             dest.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
@@ -219,10 +219,3 @@ def _kind(mode: int) -> str:
         if test(mode):
             return word
     return "a special file"
-
-
-def _size(n: int) -> str:
-    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20)):
-        if n >= size:
-            return f"{n / size:.1f} {unit}"
-    return f"{n / 1024:.0f} KB"
