@@ -13,6 +13,10 @@ script, `python -m pytest`, `pytest.main([...])` from any script, and every proc
 same arguments (pytest-xdist's workers). Nothing is left in the environment. A teacher's own configuration still
 applies when given as `-c FILE` (the last -c wins).
 
+The same patch wraps pytest's console entry: a `pytest --submission` run from the `pytest` script or `python -m
+pytest` then ends as `attention-grader check` ends, without the interpreter's teardown (frontends.ending);
+`pytest.main()` returns as ever.
+
 The plugin checks where it loads (`plugin.pytest_load_initial_conftests`) that a configuration file was pinned and
 that it does not lie in the submission, and fails closed with exit status 2 and one line otherwise (an interpreter
 started without site-packages' .pth files, `python -S`, is one way to get there).
@@ -93,11 +97,29 @@ def _pin(parse):
     return parse_pinned
 
 
+def _ending(console_main):
+    """pytest's console entry (the `pytest` script's, `python -m pytest`'s), which ends a `pytest --submission` as
+    `attention-grader check` ends: without the interpreter's teardown (frontends.ending)."""
+    def console_main_pinned():
+        code = console_main()
+        if wanted(sys.argv[1:]):
+            from grader.frontends import ending
+
+            ending.exit_now(int(code))
+        return code
+
+    console_main_pinned.pinned = True
+    return console_main_pinned
+
+
 def patch(module) -> None:
-    """Pin `Config.parse` of this `_pytest.config` module (once)."""
+    """Pin `Config.parse` of this `_pytest.config` module, and wrap its console entry (once)."""
     config = module.Config
     if not getattr(config.parse, "pinned", False):
         config.parse = _pin(config.parse)
+    name = "_console_main" if hasattr(module, "_console_main") else "console_main"  # pytest >= 9.1, before
+    if not getattr(getattr(module, name), "pinned", False):
+        setattr(module, name, _ending(getattr(module, name)))
 
 
 class _Loader:

@@ -250,7 +250,8 @@ def server_pid() -> int | None:
 
 def stop_server() -> None:
     """End the fork server with this process: left alone it would outlive the command, still importing torch
-    or waiting to notice that its parent is gone."""
+    or waiting to notice that its parent is gone. Then multiprocessing's resource tracker, started with the server
+    in this process: it would outlive the command by a moment, holding its stdout and stderr open."""
     pid = server_pid()
     fd = _server_fd.pop(pid, None) if pid is not None else None
     if pid is None or fd is None:  # never started here, or already stopped: its pid may be another process's by now
@@ -262,6 +263,17 @@ def stop_server() -> None:
         pass
     finally:
         os.close(fd)
+    _stop_tracker()
+
+
+def _stop_tracker() -> None:
+    from multiprocessing import resource_tracker
+
+    tracker: Any = resource_tracker._resource_tracker  # private: no public way to stop it (3.11 to 3.13)
+    try:
+        tracker._stop()  # our copy of its pipe closed; the wait fails where a parent started it (a batch's grader)
+    except (ChildProcessError, OSError):
+        pass
 
 
 def start(sock, out_path: str, limits: dict) -> _context.ForkServerProcess:

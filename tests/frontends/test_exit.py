@@ -28,11 +28,22 @@ def survivors(tag: str) -> list[str]:
     return found
 
 
-def run(args: list[str]) -> list[str]:
+def run(args: list[str], program: tuple[str, ...] = ("-m", "grader.frontends.cli")) -> list[str]:
+    """What is still running, or still holds the command's output open, the moment the command's own process has
+    exited (multiprocessing's resource tracker did both for a moment, unseen by a caller that reads to the end)."""
     tag = f"ATTENTION_GRADER_EXIT_TEST={uuid.uuid4().hex}"
     env = dict(os.environ, ATTENTION_GRADER_EXIT_TEST=tag.split("=", 1)[1])
-    subprocess.run([sys.executable, "-m", "grader.frontends.cli", *args], env=env, capture_output=True, timeout=600)
-    return survivors(tag)
+    proc = subprocess.Popen([sys.executable, *program, *args], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)  # these commands print far less than a pipe holds
+    proc.wait(timeout=600)
+    os.set_blocking(proc.stdout.fileno(), False)
+    try:
+        while os.read(proc.stdout.fileno(), 1 << 16):
+            pass
+        held = []
+    except BlockingIOError:  # no end of file: a process still holds the output open
+        held = ["something holds the command's output open"]
+    return held + survivors(tag)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="reads other users' /proc/PID/environ")
@@ -45,3 +56,25 @@ def test_grade_leaves_no_process(tmp_path):
     for name in ("bug_no_mask.py", "correct_basic.py"):
         shutil.copy(CH5_DIR / name, tmp_path / name)
     assert run(["grade", str(tmp_path), "--out", str(tmp_path / "out"), "--workers", "2"]) == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="reads other users' /proc/PID/environ")
+def test_pytest_submission_leaves_no_process(tmp_path):
+    assert run(["-q", "-p", "no:cacheprovider", "--submission", str(CH5_DIR / "bug_no_mask.py")], ("-m", "pytest")) == []
+
+
+STOPPED = """
+import os
+from multiprocessing import resource_tracker
+from grader.sandbox import spawn
+spawn.warm_up()
+tracker = resource_tracker._resource_tracker._pid
+spawn.stop_server()
+print(tracker is not None, os.path.exists(f"/proc/{tracker}"))
+"""
+
+
+def test_the_fork_servers_end_ends_the_resource_tracker_started_with_it():
+    """Left to notice its parent's exit, the tracker outlives every command by a moment, holding its output open."""
+    done = subprocess.run([sys.executable, "-c", STOPPED], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["True", "False"], done.stdout + done.stderr
