@@ -1,4 +1,4 @@
-"""How a command that graded in its own process ends: without the interpreter's teardown, which spends a third of
+"""How a command ends: without the interpreter's teardown, which spends a third of
 a second or more freeing torch that nobody waits for. Exit handlers still run and output is flushed; a process
 whose other threads still run ends the ordinary way, since only the teardown waits for them."""
 

@@ -137,12 +137,9 @@ def _first_ours(do_shutdown):
     the kernel after 5: multiprocessing's resource tracker ignores SIGTERM, so the kernel was killed before its
     atexit hooks ran and its snapshot folder stayed behind. The fork server, the tracker and the folder go first."""
     def shutdown(restart):
-        from multiprocessing import resource_tracker
-
         from grader.sandbox import spawn
 
-        spawn.stop_server()
-        resource_tracker._resource_tracker._stop()  # private: it closes the tracker's pipe and reaps it
+        spawn.stop_server()  # and the tracker started with it
         for folder in _folder:
             shutil.rmtree(folder, ignore_errors=True)
         return do_shutdown(restart)  # ipykernel awaits it if it is a coroutine
