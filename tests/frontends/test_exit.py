@@ -33,17 +33,17 @@ def run(args: list[str], program: tuple[str, ...] = ("-m", "grader.frontends.cli
     exited (multiprocessing's resource tracker did both for a moment, unseen by a caller that reads to the end)."""
     tag = f"ATTENTION_GRADER_EXIT_TEST={uuid.uuid4().hex}"
     env = dict(os.environ, ATTENTION_GRADER_EXIT_TEST=tag.split("=", 1)[1])
-    proc = subprocess.Popen([sys.executable, *program, *args], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT)  # these commands print far less than a pipe holds
-    proc.wait(timeout=600)
-    os.set_blocking(proc.stdout.fileno(), False)
-    try:
-        while os.read(proc.stdout.fileno(), 1 << 16):
-            pass
-        held = []
-    except BlockingIOError:  # no end of file: a process still holds the output open
-        held = ["something holds the command's output open"]
-    return held + survivors(tag)
+    with subprocess.Popen([sys.executable, *program, *args], env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT) as proc:  # these commands print far less than a pipe holds
+        proc.wait(timeout=600)
+        os.set_blocking(proc.stdout.fileno(), False)
+        try:
+            while os.read(proc.stdout.fileno(), 1 << 16):
+                pass
+            held = []
+        except BlockingIOError:  # no end of file: a process still holds the output open
+            held = ["something holds the command's output open"]
+        return held + survivors(tag)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="reads other users' /proc/PID/environ")
