@@ -55,7 +55,18 @@ def heatmap(o: Outcome, exercise: str) -> bytes:
     rows, t = case.weights.shape[-2:]  # fewer queries than keys after a KV cache's past
     ex = EXERCISES[exercise]
     forbidden = ex.forbidden(*case.args, **case.kw).expand(case.weights.shape)[where]
-    fig, axes = plt.subplots(1, 2, figsize=(max(6.5, 3 + 1.6 * t), 2.5 + 0.7 * rows), dpi=100, constrained_layout=True)
+    width, height = max(6.5, 3 + 1.6 * t), 2.5 + 0.7 * rows
+    index = f"[{', '.join(map(str, where))}]" if where else ""
+    shown = [f"{n}={x[where[0]].tolist() if where and x.dim() else x.tolist()}" if hasattr(x, "tolist")
+             else f"{n} of length {x[0].shape[-2]}" if isinstance(x, tuple)
+             else f"{n}={x!r}" for n, x in case.kw.items()]  # causal=False, this batch element's padding_mask, a KV cache
+    future = f"\nhatched: {ex.forbidden_caption}, which must get weight 0" if forbidden.any() else ""
+    caption = f"{o.id}: weights{index}, T={t}{''.join(', ' + s for s in shown)}{future}"
+    fig, axes = plt.subplots(1, 2, figsize=(width, height), dpi=100)
+    # margins in inches, set here: a layout engine (constrained_layout) draws the whole figure once more to measure it
+    top = 0.55 + 0.17 * caption.count("\n")
+    fig.subplots_adjust(left=0.7 / width, right=1 - 1.05 / width, bottom=0.6 / height, top=1 - top / height,
+                        wspace=0.75 / ((width - 1.75 - 0.75) / 2))
     cmap = matplotlib.colormaps["Blues"].with_extremes(bad="lightgrey")
     for ax, w, title in zip(axes, (case.weights, case.expected), ("your weights", "reference weights")):
         w = w[where].double()
@@ -72,13 +83,10 @@ def heatmap(o: Outcome, exercise: str) -> bytes:
         ax.set_ylabel("query i")
         ax.set_xticks(range(t))
         ax.set_yticks(range(rows))
-    fig.colorbar(image, ax=list(axes), shrink=0.8)
-    index = f"[{', '.join(map(str, where))}]" if where else ""
-    shown = [f"{n}={x[where[0]].tolist() if where and x.dim() else x.tolist()}" if hasattr(x, "tolist")
-             else f"{n} of length {x[0].shape[-2]}" if isinstance(x, tuple)
-             else f"{n}={x!r}" for n, x in case.kw.items()]  # causal=False, this batch element's padding_mask, a KV cache
-    future = f"\nhatched: {ex.forbidden_caption}, which must get weight 0" if forbidden.any() else ""
-    fig.suptitle(f"{o.id}: weights{index}, T={t}{''.join(', ' + s for s in shown)}{future}", fontsize=10)
+    axes[1].apply_aspect()  # the image's own box, within the subplot's
+    box = axes[1].get_position()
+    fig.colorbar(image, cax=fig.add_axes((1 - 0.75 / width, box.y0 + 0.1 * box.height, 0.15 / width, 0.8 * box.height)))
+    fig.suptitle(caption, fontsize=10, y=1 - 0.08 / height, va="top")
     buf = io.BytesIO()
     fig.savefig(buf, format="png", metadata={"Software": None})  # no version stamp: same grade, same bytes
     plt.close(fig)
