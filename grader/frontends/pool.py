@@ -44,6 +44,7 @@ def _grade_all(todo: list[tuple[str, object, str]], rubric, loading: dict, draws
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
+    _pyplot()
     before = set(multiprocessing.active_children())
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
                                initializer=_start_grader, initargs=(rubric.model_dump_json(), rubric.origin, os.getpid()))
@@ -64,6 +65,15 @@ def _grade_all(todo: list[tuple[str, object, str]], rubric, loading: dict, draws
         raise
     pool.shutdown()
     return errors
+
+
+def _pyplot() -> None:
+    """matplotlib's pyplot, imported once here before the fork instead of in each grader (its first failing case's
+    heatmap) and again for the summary's histogram once grading is done, where nothing else runs beside it."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot  # noqa: F401
 
 
 _rubric = None
