@@ -248,7 +248,7 @@ def grade_task(path: str, archive: bytes, refused: str, h: str, common: dict) ->
             copy = unpack(archive, Path(tmp) / "copy") if archive else None
             folder = Path(tmp) / "feedback"
             req = dict(common, path=path, copy=str(copy) if copy else None, refused=refused, folder=str(folder), hash=h)
-            reply = _graders.run(req, common["rubric"], common["origin"])
+            reply = _graders.run(req)
             if "grade" in reply:
                 reply["files"] = {p.name: base64.b64encode(p.read_bytes()).decode("ascii")
                                   for p in sorted(folder.iterdir()) if p.is_file()}
@@ -271,13 +271,13 @@ class _Graders:
     def __init__(self) -> None:
         self.idle: queue.SimpleQueue = queue.SimpleQueue()
 
-    def run(self, req: dict, rubric_json: str, origin: str) -> dict:
+    def run(self, req: dict) -> dict:
         try:
             proc = self.idle.get_nowait()
             if proc.poll() is not None:
                 raise queue.Empty
         except queue.Empty:
-            proc = subprocess.Popen([sys.executable, "-m", "grader.frontends.warm_grader", rubric_json, origin],
+            proc = subprocess.Popen([sys.executable, "-m", "grader.frontends.warm_grader"],
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8")
         try:
             proc.stdin.write(json.dumps(req) + "\n")

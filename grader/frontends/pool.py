@@ -73,7 +73,7 @@ def _pyplot() -> None:
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot  # noqa: F401
+    import matplotlib.pyplot
 
 
 _rubric = None
@@ -93,26 +93,26 @@ def _start_grader(rubric_json: str, origin: str, parent: int) -> None:
     from grader.sandbox import spawn
 
     spawn.own_server()
+    warm_up()
     global _rubric
-    _rubric = warm_up(rubric_json, origin)
+    _rubric = rubric_from_json(rubric_json, origin)
 
 
-def warm_up(rubric_json: str, origin: str):
-    """What a grader process does once: torch, the fork server, the engine's imports; returns the rubric.
-    (A Dask worker's grader process, frontends.warm_grader, starts the same way.)"""
+def warm_up() -> None:
+    """What a grader process does once, before it reads a rubric: torch, the fork server, the engine's imports.
+    (A Dask worker's grader process, frontends.warm_grader, starts the same way: from a process that holds nothing
+    else, the fork server is a fork of it, taken once torch is imported, as `check`'s is.)"""
     import torch
 
     torch.set_num_threads(1)  # before any op: N graders share N cores, and idle OpenMP threads spin
     from grader.sandbox import spawn
 
     spawn.warm_up(meta=True)  # a fork server for many workers: they inherit the meta kernels
-    rubric = rubric_from_json(rubric_json, origin)
     import gc
 
     import grader.grading.engine  # noqa: F401 - its imports (hypothesis, the reference) overlap the fork server's start
 
     gc.freeze()  # hypothesis' first run collects garbage: torch's million objects, frozen, are not walked
-    return rubric
 
 
 def rubric_from_json(rubric_json: str, origin: str):

@@ -1,10 +1,12 @@
-"""A Dask worker's warm grader process: `python -m grader.frontends.warm_grader RUBRIC_JSON ORIGIN`, one request and
-one reply per line of JSON on its standard input and output.
+"""A Dask worker's warm grader process: `python -m grader.frontends.warm_grader`, one request and one reply per line of
+JSON on its standard input and output.
 
 It is the local pool's grader process (pool.warm_up, pool.grade_one) started with subprocess rather than
 multiprocessing: a Dask worker process is daemonic, and a daemonic process may not start multiprocessing children
 (dask/distributed#2142, #2718), while a grader process starts a fork server whose forked workers run the student
-code. It imports torch once and grades submission after submission.
+code. It imports torch once and grades submission after submission. It warms up before it reads a request or starts
+a thread, so that its fork server is a fork of it (sandbox.spawn): torch imported once, not again in a fresh
+interpreter beside it, and no rubric or course secret in what its workers inherit.
 
 A request: {"path", "copy", "refused", "folder", "hash", "loading", "rubric", "origin", "key", "salt"}; `path` is the
 submission's path as the batch command was given it (what the reports name), `copy` its staged copy as the Dask
@@ -36,16 +38,16 @@ def _watch_parent(parent: int) -> None:
             os._exit(1)
 
 
-def main(argv: list[str]) -> int:
+def main() -> int:
     replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)  # anything else printed here goes to the worker's log, not into the replies
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the batch command's, not a worker's
-    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+    parent = os.getppid()
     from grader.frontends import pool
 
-    rubric_json, origin = argv
-    first = pool.warm_up(rubric_json, origin)
-    rubrics = {(rubric_json, origin): first}
+    pool.warm_up()
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    rubrics: dict = {}
     for line in sys.stdin:
         req = json.loads(line)
         try:
@@ -81,4 +83,4 @@ def _handle(req: dict, rubrics: dict) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

@@ -292,7 +292,7 @@ def test_the_warm_grader_refuses_a_rubric_it_would_grade_differently(tmp_path):
     req = dict(path="a.py", copy=str(copy), refused="", folder=str(tmp_path / "fb"), hash="", loading={},
                rubric=rubric.model_dump_json(), origin=rubric.origin, key="not-this-grader", release="0.0.1", salt="")
     good = dict(req, key=store.grader_hash(rubric, {}, Draws()))
-    proc = subprocess.run([sys.executable, "-m", "grader.frontends.warm_grader", req["rubric"], req["origin"]],
+    proc = subprocess.run([sys.executable, "-m", "grader.frontends.warm_grader"],
                           input=json.dumps(req) + "\n" + json.dumps(good) + "\n", capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr
@@ -301,3 +301,23 @@ def test_the_warm_grader_refuses_a_rubric_it_would_grade_differently(tmp_path):
     grade = json.loads(ok["grade"])
     assert grade["submission"] == "a.py" and grade["score"] == 0
     assert {p.name for p in (tmp_path / "fb").iterdir()} >= {"feedback.md", "feedback.html"}
+
+
+def test_the_warm_grader_forks_its_fork_server_from_itself(tmp_path):
+    """Its fork server is a fork of it, taken once torch is imported (sandbox.spawn: it warms up before it reads a
+    request or starts a thread), not a fresh interpreter importing torch again beside it: the Dask back end's
+    start-up then costs one torch import per worker, as the local pool's forked graders cost none."""
+    proc = subprocess.Popen([sys.executable, "-m", "grader.frontends.warm_grader"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        proc.stdin.write(json.dumps({}) + "\n")  # a bad request: answered once warm, and the process stays
+        proc.stdin.flush()
+        assert "error" in json.loads(proc.stdout.readline())
+        children = [p for p in filter(str.isdigit, os.listdir("/proc"))
+                    if Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[1] == str(proc.pid)]
+        commands = [Path(f"/proc/{p}/cmdline").read_bytes().split(b"\0") for p in children]
+        servers = [c for c in commands if b"grader.frontends.warm_grader" in c or b"multiprocessing.forkserver" in b" ".join(c)]
+        assert servers and all(b"grader.frontends.warm_grader" in c for c in servers), commands
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
