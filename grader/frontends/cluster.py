@@ -78,12 +78,29 @@ def connect(address: str) -> Backend:
                                        dashboard_address=None, silence_logs=logging.ERROR)
             client = Client(cluster)
         else:
+            _refused(address)
             client = Client(address, timeout=CONNECT_TIMEOUT)
     except (OSError, TimeoutError) as e:
         if cluster is not None:
             cluster.close()
         raise Unavailable(f"--scheduler {address}: no scheduler answers there ({str(e).splitlines()[0]})") from None
     return Backend(client, cluster, address)
+
+
+def _refused(address: str) -> None:
+    """ConnectionRefusedError at once where nothing listens at a TCP scheduler address (a mistyped port), which
+    Dask's Client would retry until its timeout; an address that does not answer at all is left to that timeout."""
+    import socket
+
+    m = re.fullmatch(r"(tcp|tls|ws|wss)://\[?([^\]]+?)\]?(:(\d+))?", address)
+    if m is None:
+        return
+    try:
+        socket.create_connection((m[2], int(m[4] or 8786)), timeout=1).close()
+    except ConnectionRefusedError:
+        raise
+    except OSError:
+        pass
 
 
 class Backend:
