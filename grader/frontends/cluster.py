@@ -294,7 +294,7 @@ class _Graders:
             if proc.poll() is not None:
                 raise queue.Empty
         except queue.Empty:
-            proc = subprocess.Popen([sys.executable, "-m", "grader.frontends.warm_grader"],
+            proc = subprocess.Popen([sys.executable, "-P", "-m", "grader.frontends.warm_grader"],
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8")
         try:
             proc.stdin.write(json.dumps(req) + "\n")

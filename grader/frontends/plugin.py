@@ -1,15 +1,16 @@
 """pytest plugin: `pytest --submission PATH` collects one item per rubric check and grades that file.
 
-Without --submission every hook returns at once, so pytest behaves as if the plugin were not installed.
-Imports of torch and the grader happen only when grading, so an ordinary pytest run pays nothing for them.
+Without --submission every hook returns at once, so pytest behaves as if the plugin were not installed. With it,
+a grading process (frontends.pytest_grading, started by the pin as pytest parses its arguments) grades and words
+each check as pytest runs its item: pytest's own process imports neither torch nor the checks.
 """
 
 from __future__ import annotations
 
-import contextlib
-import gc
+import json
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -27,42 +28,76 @@ def pytest_addoption(parser):
     options.add_submission_options(group.addoption)
 
 
-@contextlib.contextmanager
-def _without_assert_rewriting(config):
-    """pytest rewrites the asserts of every module in a plugin's distribution, hypothesis and this one included,
-    and with no bytecode cache (PYTHONDONTWRITEBYTECODE, a read-only site-packages) it does so on every run.
-    Grading reports through its own messages, never through a rewritten assert, so its imports skip the hook."""
-    hook = config.pluginmanager.rewrite_hook
-    if hook not in sys.meta_path:
-        yield
-        return
-    at = sys.meta_path.index(hook)
-    sys.meta_path.remove(hook)
-    try:
-        yield
-    finally:
-        sys.meta_path.insert(at, hook)
-
-
 class _State:
+    """The grading process (frontends.pytest_grading) and what it said: pytest's process asks, it grades and words."""
+
     def __init__(self, config):
-        from grader.frontends import options
-        from grader.frontends.startup import CannotStart, start
+        from grader.frontends import options, pytest_pin
+
+        self.proc = pytest_pin.grading_process()
+        self.summary: dict | None = None
+        self.ran: list[str] | None = None  # the items run so far, once the plan is sent
+        reply = self.ask({"start": {
+            "submission": config.getoption("submission"), "rubric": config.getoption("rubric"),
+            "device": config.getoption("device"), "reading": options.reading(config.getoption).as_dict()}})
+        if "error" in reply:
+            self.end()
+            pytest.exit(reply["error"], returncode=2)
+        self.order: list[str] = reply["order"]
+
+    def ask(self, request: dict) -> dict:
+        self.tell(request)
+        return self.reply()
+
+    def tell(self, request: dict) -> None:
+        try:
+            self.proc.stdin.write(json.dumps(request) + "\n")
+            self.proc.stdin.flush()
+        except OSError:
+            self.lost()
+
+    def reply(self) -> dict:
+        try:
+            line = self.proc.stdout.readline()
+        except OSError:
+            line = ""
+        if not line:
+            self.lost()
+        return json.loads(line)
+
+    def lost(self) -> NoReturn:
+        code = self.proc.wait()
+        pytest.exit(f"attention-grader: the grading process ended (exit status {code})", returncode=3)
+
+    def outcome(self, session, cid: str) -> dict:
+        """The outcome of `cid`, the next item: the plan (the items pytest will run) goes out before the first."""
+        if self.ran is None:
+            self.ran = []
+            self.tell({"plan": [item.check_id for item in session.items]})
+        self.ran.append(cid)
+        reply = self.reply()
+        if reply.get("outcome") != cid:
+            pytest.exit(f"attention-grader: pytest ran {cid} out of the grading's order", returncode=3)
+        return reply
+
+    def finish(self, grade_json: str | None) -> dict:
+        self.tell({"finish": {"grade_json": grade_json, "ran": self.ran or []}})
+        reply = self.reply()
+        while "outcome" in reply:  # graded for items pytest did not run (-x): the finish grades without them
+            reply = self.reply()
+        return reply
+
+    def end(self, finished: bool = False) -> None:
+        """finished: it was told to finish, and ends by itself once its fork server has (killed only if it hangs)."""
+        import subprocess
+
+        from grader.frontends import pytest_pin
 
         try:
-            with _without_assert_rewriting(config):
-                self.rubric = start(config.getoption("rubric"))
-                from grader.grading.engine import Grading
-        except CannotStart as e:
-            pytest.exit(str(e), returncode=2)
-        if config.getoption("device") == "cuda":
-            import torch
-
-            if not torch.cuda.is_available():
-                pytest.exit("--device cuda: no CUDA device is available on this machine", returncode=2)
-        self.grading = Grading(config.getoption("submission"), self.rubric, device=config.getoption("device"),
-                               reading=options.reading(config.getoption))
-        self.grade = None
+            self.proc.wait(timeout=60 if finished else 0)
+        except subprocess.TimeoutExpired:
+            pass
+        pytest_pin.end(self.proc)
 
 
 def _state(config) -> _State | None:
@@ -132,15 +167,11 @@ class CheckItem(pytest.Item):
         self.check_id = check_id
 
     def runtest(self):
-        from grader.grading.outcome import Status
-
-        outcome = _state(self.config).grading.outcome(self.check_id)
-        if outcome.status in (Status.SKIPPED, Status.LATER):
-            pytest.skip(outcome.message)
-        if outcome.status is Status.FAILED:
-            from grader.reports.text import feedback
-
-            raise CheckFailure(feedback(outcome))
+        reply = _state(self.config).outcome(self.session, self.check_id)
+        if reply["verdict"] == "skipped":
+            pytest.skip(reply["text"])
+        if reply["verdict"] == "failed":
+            raise CheckFailure(reply["text"])
 
     def repr_failure(self, excinfo):
         if isinstance(excinfo.value, CheckFailure):
@@ -153,8 +184,7 @@ class CheckItem(pytest.Item):
 
 class SubmissionCollector(pytest.Collector):
     def collect(self):
-        state = _state(self.config)
-        for cid in state.rubric.order():
+        for cid in _state(self.config).order:
             yield CheckItem.from_parent(self, name=cid, check_id=cid)
 
 
@@ -180,30 +210,19 @@ def pytest_collection(session):
 
 def pytest_sessionfinish(session, exitstatus):
     state = _state(session.config)
-    if state is None:
+    if state is None or state.summary is not None:
         return
-    from grader.reports.gradescope import write_json
-
-    try:
-        state.grading.diagnose()  # needs the worker, so before close
-    finally:
-        state.grading.close()
-    gc.freeze()  # pytest collects garbage at unconfigure and at cleanup: what grading left need not be walked
-    state.grade = grade = state.grading.summary()
-    path = session.config.getoption("grade_json")
-    if path:
-        write_json(path, grade)
+    state.summary = state.finish(session.config.getoption("grade_json"))
+    state.end(finished=True)
+    if "error" in state.summary:
+        print(f"attention-grader: {state.summary['error']}", file=sys.stderr)
+        session.exitstatus = 2
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     state = _state(config)
-    if state is None or state.grade is None:
+    if state is None or not state.summary or "error" in state.summary:
         return
-    from grader.reports.text import left_out, table
-
-    terminalreporter.section(f"attention-grader: {state.grade.submission} ({state.rubric.name})")
-    terminalreporter.write_line(table(state.grade))
-    for line in left_out(state.grade):
+    terminalreporter.section(state.summary["title"])
+    for line in state.summary["lines"]:
         terminalreporter.write_line(line)
-    for m in state.grade.mistakes():
-        terminalreporter.write_line(f"Likely mistake: {m}")

@@ -13,6 +13,9 @@ script, `python -m pytest`, `pytest.main([...])` from any script, and every proc
 same arguments (pytest-xdist's workers). Nothing is left in the environment. A teacher's own configuration still
 applies when given as `-c FILE` (the last -c wins).
 
+The same parse starts the grading process (frontends.pytest_grading), whose import of torch then runs beside the
+rest of pytest's start-up; the plugin takes it (`grading_process`).
+
 The same patch wraps pytest's console entry: a `pytest --submission` run from the `pytest` script or `python -m
 pytest` then ends as `attention-grader check` ends, without the interpreter's teardown (frontends.ending);
 `pytest.main()` returns as ever.
@@ -28,6 +31,9 @@ import os
 import sys
 
 PIN = "-c /dev/null --rootdir=. --noconftest -p no:cacheprovider"
+# Plugins a grading run has no use for, which would import hypothesis (and jaxtyping, numpy) into pytest's process for
+# nothing: the checks' hypothesis runs in the grading process, and no test of pytest's own is collected.
+IDLE = "-p no:hypothesispytest -p no:jaxtyping"
 OPTION = "--submission"
 MODULE = "_pytest.config"  # where Config lives
 _ADDOPTS = "PYTEST_ADDOPTS"
@@ -76,15 +82,51 @@ def _argfile(path: str) -> list[str]:
         return f.read(_MAX_ARGFILE).decode(errors="replace").splitlines()
 
 
+_grading: list = []  # the grading process started for this parse, until the plugin takes it
+
+
+def grading_process():
+    """The grading process started as pytest parsed its arguments (a new one if none waits): the plugin's to talk to
+    and to end."""
+    if _grading:
+        return _grading.pop()
+    return _start_grading()
+
+
+def _start_grading():
+    import atexit
+    import subprocess
+
+    # -P: not the current folder first on sys.path (pytest may run inside the student's folder, beside their torch.py)
+    proc = subprocess.Popen([sys.executable, "-P", "-m", "grader.frontends.pytest_grading"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, encoding="utf-8")
+    atexit.register(end, proc)  # pytest ended before it asked for the finish (a refusal, --help, an error)
+    return proc
+
+
+def end(proc) -> None:
+    """The grading process ended: killed if it still runs (it ends by itself after the finish), reaped."""
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+    for f in (proc.stdin, proc.stdout):
+        try:
+            f.close()
+        except OSError:
+            pass
+
+
 def _pin(parse):
     def parse_pinned(self, args, addopts: bool = True):
         if not isinstance(args, list) or not wanted(args, addopts):
             return parse(self, args, addopts)
+        if not _grading:
+            _grading.append(_start_grading())
         if not addopts:  # Config.fromdictargs: no PYTEST_ADDOPTS will be read, the pin goes first in the arguments
-            args[:0] = PIN.split()
+            args[:0] = f"{PIN} {IDLE}".split()
             return parse(self, args, addopts)
         before = os.environ.get(_ADDOPTS)  # in front of PYTEST_ADDOPTS too, for the teacher's -c there to win
-        os.environ[_ADDOPTS] = f"{PIN} {before or ''}".strip()
+        os.environ[_ADDOPTS] = f"{PIN} {IDLE} {before or ''}".strip()
         try:
             return parse(self, args, addopts)
         finally:
@@ -155,9 +197,14 @@ class Finder:
 
 
 def install() -> None:
-    """What attention_grader.pth calls at interpreter start."""
+    """What attention_grader.pth calls at interpreter start. The `pytest` program (or `python -m pytest`) grading a
+    submission also starts its grading process here, before pytest itself is imported."""
     if MODULE in sys.modules:
         patch(sys.modules[MODULE])
     elif Finder not in sys.meta_path:
         sys.meta_path.insert(0, Finder)
+    program = os.path.basename(sys.argv[0]) if sys.argv else ""
+    if (program in ("pytest", "py.test") or getattr(sys, "orig_argv", [])[1:3] == ["-m", "pytest"]) and \
+            not _grading and wanted(sys.argv[1:]):
+        _grading.append(_start_grading())
 

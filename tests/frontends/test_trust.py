@@ -63,6 +63,7 @@ def forged_folder(root: Path, name: str, config: str | None, config_name: str) -
     sub.mkdir()
     (sub / "attention.py").write_text(IMPORTED + (CH5_DIR / "bug_no_mask.py").read_text())
     (sub / "conftest.py").write_text(CONFTEST)
+    (sub / "torch.py").write_text(IMPORTED.replace("imported-attention", "imported-torch"))  # first on a cwd's path
     if config is not None:
         (sub / config_name).write_text(config)
     return sub
@@ -129,7 +130,7 @@ def attacks(tmp_path_factory):
                                    "pytest.main() from a script"])
 def test_a_submissions_pytest_configuration_and_conftest_never_apply(attacks, label):
     done, results, marks = attacks[label]
-    assert marks == [], f"the student's conftest ran in the grading process: {marks}"
+    assert marks == [], f"the student's conftest (or torch.py) ran outside any worker: {marks}"
     assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
     assert results is not None and results["score"] == HONEST and results["max_score"] == 15
     assert "future_weights_zero FAILED" in done.stdout or "FAILED" in done.stdout
