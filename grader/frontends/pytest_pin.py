@@ -203,8 +203,9 @@ def install() -> None:
         patch(sys.modules[MODULE])
     elif Finder not in sys.meta_path:
         sys.meta_path.insert(0, Finder)
-    program = os.path.basename(sys.argv[0]) if sys.argv else ""
+    argv = getattr(sys, "argv", None) or [""]  # an embedding interpreter may set none
+    program = os.path.basename(argv[0])
     if (program in ("pytest", "py.test") or getattr(sys, "orig_argv", [])[1:3] == ["-m", "pytest"]) and \
-            not _grading and wanted(sys.argv[1:]):
+            not _grading and wanted(argv[1:]):
         _grading.append(_start_grading())
 
