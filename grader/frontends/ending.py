@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import signal
 import sys
 import threading
 
@@ -21,3 +22,16 @@ def exit_now(code: int) -> None:
     except BrokenPipeError:
         pass
     os._exit(code)
+
+
+def die_with(parent: int) -> None:
+    """Killed when `parent` ends, even by kill -9 (it must have started this process from its main thread: the signal
+    follows that thread); at once if it has already ended."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG (Linux)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:
+        os._exit(1)

@@ -82,15 +82,10 @@ _rubric = None
 def _start_grader(rubric_json: str, origin: str, parent: int) -> None:
     """In each grader process: die with the batch process (even on kill -9), leave Ctrl-C to it, warm up."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        import ctypes
-
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG (Linux)
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() != parent:
-        os._exit(1)
+    from grader.frontends import ending
     from grader.sandbox import spawn
+
+    ending.die_with(parent)
 
     spawn.own_server()
     warm_up()

@@ -25,8 +25,10 @@ def main() -> int:
     replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)  # whatever else prints goes to pytest's stderr, never into the replies
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is pytest's: it still asks for the finish, or goes
-    _die_with_parent()
+    from grader.frontends import ending
     from grader.sandbox import spawn
+
+    ending.die_with(os.getppid())  # pytest's process, which started this one from its main thread
 
     spawn.warm_up()  # before anything is read: the fork server is a fork of this process once torch is imported
     import grader.grading.engine  # noqa: F401 - while pytest loads its plugins
@@ -60,19 +62,6 @@ def main() -> int:
     if grading is not None:  # pytest went away without the finish
         grading.close()
     return 0
-
-
-def _die_with_parent() -> None:
-    """Killed with pytest's process, even by kill -9 (pytest started this one from its main thread)."""
-    parent = os.getppid()
-    try:
-        import ctypes
-
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG (Linux)
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() != parent:
-        os._exit(1)
 
 
 def _start(start: dict):
