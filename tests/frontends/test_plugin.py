@@ -59,3 +59,15 @@ def test_from_the_project_root_only_the_checks_run():
     assert run.returncode == 1
     assert "2 failed, 14 passed, 1 skipped" in run.stdout
     assert "test_reference" not in run.stdout and "tests/" not in run.stdout
+
+
+def test_a_run_stopped_at_the_first_failure_grades_only_the_checks_it_ran(pytester):
+    """-x: the grading process grades ahead of pytest, so what pytest never ran is graded again without it: the
+    checks after the first failure are "not run" and earn nothing, as in a grading that never reached them."""
+    result = pytester.runpytest_subprocess("--submission", str(CH5 / "bug_zero_fill.py"), "-x", "--grade-json", "r.json")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["Total: 18/100", "*1 failed, 4 passed*"])
+    tests = json.loads((pytester.path / "r.json").read_text())["tests"]
+    assert [t["extra_data"]["check_id"] for t in tests if t["status"] == "passed"] == [
+        "loads", "output_shape", "content_dependent", "weights_sum_to_one"]
+    assert all("not run in this session" in t["output"] for t in tests[5:])
