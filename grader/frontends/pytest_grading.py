@@ -1,7 +1,7 @@
 """The grading process behind `pytest --submission`: `python -P -m grader.frontends.pytest_grading`, started by the pin
-(frontends.pytest_pin) the moment pytest parses arguments that name --submission, so that its import of torch runs
-beside pytest's own start-up (its plugins, hypothesis' among them) rather than after it. It grades as `check` does,
-its fork server a fork of it; pytest's process imports no torch, and talks to it a line of JSON each way:
+(frontends.pytest_pin) as the `pytest` program starts, or else as pytest parses arguments that name --submission, so
+that its import of torch runs beside pytest's own start-up rather than after it. It grades as `check` does, its fork
+server a fork of it; pytest's process imports no torch, and talks to it a line of JSON each way:
 
     {"start": {"submission", "rubric", "device", "reading"}}  ->  {"order": [check ids]}, or {"error": one line}
     {"plan": [the check ids pytest will run, in order]}       ->  {"outcome": id, "verdict", "text"} for each, as graded
