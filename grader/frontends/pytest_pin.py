@@ -13,8 +13,9 @@ script, `python -m pytest`, `pytest.main([...])` from any script, and every proc
 same arguments (pytest-xdist's workers). Nothing is left in the environment. A teacher's own configuration still
 applies when given as `-c FILE` (the last -c wins).
 
-The same parse starts the grading process (frontends.pytest_grading), whose import of torch then runs beside the
-rest of pytest's start-up; the plugin takes it (`grading_process`).
+The grading process (frontends.pytest_grading) is started here too: by `install` when the program is `pytest` or
+`python -m pytest` and its arguments name --submission, else by that parse; its import of torch then runs beside
+pytest's own start-up, and the plugin takes it (`grading_process`).
 
 The same patch wraps pytest's console entry: a `pytest --submission` run from the `pytest` script or `python -m
 pytest` then ends as `attention-grader check` ends, without the interpreter's teardown (frontends.ending);

@@ -1,5 +1,5 @@
-"""A Dask worker's warm grader process: `python -m grader.frontends.warm_grader`, one request and one reply per line of
-JSON on its standard input and output.
+"""A Dask worker's warm grader process: `python -P -m grader.frontends.warm_grader` (-P: the worker's folder is not on
+its path), one request and one reply per line of JSON on its standard input and output.
 
 It is the local pool's grader process (pool.warm_up, pool.grade_one) started with subprocess rather than
 multiprocessing: a Dask worker process is daemonic, and a daemonic process may not start multiprocessing children
