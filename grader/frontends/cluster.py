@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 DASK_MISSING = "needs Dask: pip install 'attention-grader[dask]'"
 CONNECT_TIMEOUT = "10s"  # an unreachable scheduler is one line after this long, not a hang
 FILE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*\Z")  # a feedback file a worker may send: a plain name
+ADDRESS = re.compile(r"(tcp|tls|ws|wss|inproc|ucx)://([^\s/:]+|\[[0-9a-fA-F:]+\])(:(\d+))?\Z")  # scheme, host, port
 
 
 class Unavailable(Exception):
@@ -55,7 +56,7 @@ def check_address(text: str) -> str:
         if not n.isdigit() or int(n) < 1:
             raise ValueError(f"local:N takes a whole number of worker processes >= 1, not {text!r}")
         return text
-    m = re.fullmatch(r"(tcp|tls|ws|wss|inproc|ucx)://([^\s/:]+|\[[0-9a-fA-F:]+\])(:(\d+))?", text)
+    m = ADDRESS.match(text)
     if not m or (m[4] is not None and not 0 < int(m[4]) < 65536):
         raise ValueError(f"must be a scheduler address such as tcp://HOST:8786, or local:N, not {text!r}")
     return text
@@ -94,11 +95,11 @@ def _refused(address: str) -> None:
     Dask's Client would retry until its timeout; an address that does not answer at all is left to that timeout."""
     import socket
 
-    m = re.fullmatch(r"(tcp|tls|ws|wss)://\[?([^\]]+?)\]?(:(\d+))?", address)
-    if m is None:
+    m = ADDRESS.match(address)
+    if m is None or m[1] not in ("tcp", "tls", "ws", "wss"):
         return
     try:
-        socket.create_connection((m[2], int(m[4] or 8786)), timeout=1).close()
+        socket.create_connection((m[2].strip("[]"), int(m[4] or 8786)), timeout=1).close()
     except ConnectionRefusedError:
         raise
     except OSError:
