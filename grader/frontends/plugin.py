@@ -1,8 +1,8 @@
 """pytest plugin: `pytest --submission PATH` collects one item per rubric check and grades that file.
 
-Without --submission every hook returns at once, so pytest behaves as if the plugin were not installed. With it,
-a grading process (frontends.pytest_grading, started by the pin as pytest parses its arguments) grades and words
-each check as pytest runs its item: pytest's own process imports neither torch nor the checks.
+Without --submission every hook returns at once, so pytest behaves as if the plugin were not installed. With it, a
+grading process (frontends.pytest_grading, started by the pin as pytest starts or parses its arguments) grades and
+words each check as pytest runs its item: pytest's own process imports neither torch nor the checks.
 """
 
 from __future__ import annotations

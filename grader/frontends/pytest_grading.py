@@ -52,7 +52,7 @@ def main() -> int:
             ran = req["finish"]["ran"]
             if ran != plan:  # pytest stopped early: the grade is of the checks it ran, as if no other had run
                 grading.close()
-                grading = _start(start)[0]
+                grading = _grading(start, grading.rubric)
                 for cid in ran:
                     grading.outcome(cid)
             say(_finish(grading, req["finish"]["grade_json"]))
@@ -66,8 +66,6 @@ def main() -> int:
 
 def _start(start: dict):
     from grader.frontends import startup
-    from grader.grading.engine import Grading
-    from grader.submission.reading import Reading
 
     try:
         rubric = startup.start(start["rubric"])
@@ -78,8 +76,14 @@ def _start(start: dict):
 
         if not torch.cuda.is_available():
             return None, {"error": "--device cuda: no CUDA device is available on this machine"}
-    grading = Grading(start["submission"], rubric, device=start["device"], reading=Reading(**start["reading"]))
-    return grading, {"order": rubric.order()}
+    return _grading(start, rubric), {"order": rubric.order()}
+
+
+def _grading(start: dict, rubric):
+    from grader.grading.engine import Grading
+    from grader.submission.reading import Reading
+
+    return Grading(start["submission"], rubric, device=start["device"], reading=Reading(**start["reading"]))
 
 
 def _outcome(grading, cid: str) -> dict:

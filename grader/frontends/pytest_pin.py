@@ -87,8 +87,8 @@ _grading: list = []  # the grading process started for this parse, until the plu
 
 
 def grading_process():
-    """The grading process started as pytest parsed its arguments (a new one if none waits): the plugin's to talk to
-    and to end."""
+    """The grading process started as pytest started or parsed its arguments (a new one if none waits): the plugin's
+    to talk to and to end."""
     if _grading:
         return _grading.pop()
     return _start_grading()
