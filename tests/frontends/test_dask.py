@@ -313,9 +313,7 @@ def test_the_warm_grader_forks_its_fork_server_from_itself(tmp_path):
         proc.stdin.write(json.dumps({}) + "\n")  # a bad request: answered once warm, and the process stays
         proc.stdin.flush()
         assert "error" in json.loads(proc.stdout.readline())
-        children = [p for p in filter(str.isdigit, os.listdir("/proc"))
-                    if Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[1] == str(proc.pid)]
-        commands = [Path(f"/proc/{p}/cmdline").read_bytes().split(b"\0") for p in children]
+        commands = [Path(f"/proc/{p}/cmdline").read_bytes().split(b"\0") for p in _children(proc.pid)]
         servers = [c for c in commands if b"grader.frontends.warm_grader" in c or b"multiprocessing.forkserver" in b" ".join(c)]
         assert servers and all(b"grader.frontends.warm_grader" in c for c in servers), commands
     finally:
