@@ -74,9 +74,13 @@ def connect(address: str) -> Backend:
     try:
         if address.startswith("local:"):
             # A task whose worker dies is retried once elsewhere, then fails (the default retries it 3 times). No
-            # worker samples its threads' stacks every 10 ms for a dashboard profile nobody opens here: CPU taken
-            # from the graders beside it.
-            with dask.config.set({"distributed.scheduler.allowed-failures": 1, "distributed.worker.profile.enabled": False}):
+            # dashboard here, so no stack samples for its profile, and the watchdog tick (20 ms), memory monitor
+            # (100 ms) and system monitor (500 ms) of each Dask process run at 1-5 s: idle, they took 4-10 % of a
+            # core from the graders beside them (benchmarks/HISTORY.md).
+            with dask.config.set({"distributed.scheduler.allowed-failures": 1, "distributed.worker.profile.enabled": False,
+                                  "distributed.admin.tick.interval": "1s",
+                                  "distributed.worker.memory.monitor-interval": "1s",
+                                  "distributed.admin.system-monitor.interval": "5s"}):
                 cluster = LocalCluster(n_workers=int(address[len("local:"):]), threads_per_worker=1, processes=True,
                                        dashboard_address=None, silence_logs=logging.ERROR)
             client = Client(cluster)
