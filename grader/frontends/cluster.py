@@ -83,7 +83,7 @@ def connect(address: str) -> Backend:
                                   "distributed.admin.system-monitor.interval": "5s"}):
                 cluster = LocalCluster(n_workers=int(address[len("local:"):]), threads_per_worker=1, processes=True,
                                        dashboard_address=None, silence_logs=logging.ERROR)
-            client = Client(cluster)
+                client = Client(cluster)  # in this process beside the scheduler: the same slower tick
         else:
             _refused(address)
             client = Client(address, timeout=CONNECT_TIMEOUT)
