@@ -12,7 +12,6 @@ from functools import partial
 
 import numpy as np
 import torch
-from hypothesis import assume
 
 from grader.checks import strategies as S
 from grader.checks.core import Ctx, Failed, check
@@ -62,7 +61,6 @@ def content_dependent(ctx: Ctx) -> None:
 
     def prop(x):
         q, k, v = x
-        assume(bool((q[..., -1, :] ** 2).sum(-1).min() > 0.5))
         out, w, weights_move, out_moves = changes(q, k, v)
         for name, t in (("weights", w), ("out", out)):
             if not torch.isfinite(t).any():  # NaN != NaN would pass every "it changed" test below
