@@ -15,7 +15,7 @@ EXPECTED = {
     "bug_padding_ignored.py": (PADDING_SEEN, ["key 0 of sequence 0 is padding", "changing the padded tokens"]),
     "bug_padding_on_queries.py": (
         {"padding_keys_zero", "padding_invariance"}, ["key 0 of sequence 0 is padding", "applied to the queries"]),
-    "bug_padding_replaces_causal.py": (PADDING_SEEN, ["key 1 is in the future of query 0", "changing token 1, the last"]),
+    "bug_padding_replaces_causal.py": (PADDING_SEEN, ["key 2 is in the future of query 1", "changing token 2, the last"]),
     "bug_padding_mask_batch_heads.py": (PADDING_SEEN, ["RuntimeError", "lines the batch up with the heads"]),
     # the weights: due beside the output, every head's, those the output is computed from
     "bug_output_only.py": ({"weights_shape"}, ["returns its output alone", "(1, 1, 2, 2) or (1, 2, 2)"]),
@@ -24,7 +24,7 @@ EXPECTED = {
     "bug_weights_unnormalised.py": ({"weights_sum_to_one"}, ["should sum to 1"]),
     "bug_weights_before_mask.py": (
         {"future_weights_zero", "padding_keys_zero", "padded_rows_finite"},
-        ["not the causally masked ones", "key 1 of sequence 0 is padding"]),
+        ["not the causally masked ones", "key 0 of sequence 0 is padding"]),
     # mha_module's own mistakes, in the Level 2 layer
     "bug_no_causal_mask.py": (
         {"future_invariance", "reference_match", "future_weights_zero"} | PADDING_SEEN,
