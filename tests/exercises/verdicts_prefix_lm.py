@@ -14,7 +14,7 @@ EXPECTED = {
     "bug_no_mask.py": (LEAK | {"prefix_extremes"}, ["no causal mask", "with no prefix the attention is causal"]),
     "bug_one_length_for_batch.py": ({"per_row_prefix"}, ["prefix_len[0]", "looks computed with prefix_len = 0"]),
     "bug_lengths_wrong_axis.py": ({"per_row_prefix"}, ["wrong axis", "view(B, 1, 1, 1)"]),
-    "bug_int_only.py": ({"per_row_prefix"}, ["takes only an int", "the row looks computed with prefix_len"]),
+    "bug_int_only.py": ({"per_row_prefix"}, ["takes only an int", "prompt = j < prefix_len"]),
     "bug_zero_fill.py": (LEAK | {"prefix_extremes"}, ["-inf", "finite fill"]),
     "bug_softmax_query_axis.py": (
         {"weights_sum_to_one", "masked_invariance", "softmax_key_axis", "reference_match"},
