@@ -32,16 +32,18 @@ def _floats(dtype, scale: float, low: float | None = None):
 
 @st.composite
 def qkv(draw, t=(2, 6), h=(2, 6), b=(1, 2), lead=(1, 1), heads=(1, 2), dtypes=(np.float32,), scale: float = 3.0,
-        dv: bool = False):
+        dv: bool = False, kv_heads: int | None = None):
     """(q, k, v) of shape [B, (heads,) T, H]: lead=(1, 2) also draws a heads dim (of a size in `heads`); dv: v's last
-    dim drawn on its own (Dv != Dk), so that a scale taken from v.size(-1) shows."""
+    dim drawn on its own (Dv != Dk), so that a scale taken from v.size(-1) shows; kv_heads: k and v have that many
+    heads (dim 1, lead=(2, 2)), q its own (grouped-query attention)."""
     dtype = draw(st.sampled_from(dtypes))
     dims = draw(st.integers(*lead))
     shape = (draw(st.integers(*b)),) + tuple(draw(st.integers(*heads)) for _ in range(dims - 1))
     shape += (draw(st.integers(*t)), draw(st.integers(*h)))
-    v_shape = shape[:-1] + (draw(st.integers(*h)),) if dv else shape
+    k_shape = shape if kv_heads is None else (shape[0], kv_heads, *shape[2:])
+    v_shape = k_shape[:-1] + (draw(st.integers(*h)),) if dv else k_shape
     elements = _floats(dtype, scale)
-    return tuple(torch.from_numpy(draw(arrays(dtype, s, elements=elements))) for s in (shape, shape, v_shape))
+    return tuple(torch.from_numpy(draw(arrays(dtype, s, elements=elements))) for s in (shape, k_shape, v_shape))
 
 
 @st.composite

@@ -37,8 +37,7 @@ def reference():
 def grouped(draw, kv_heads=(1, 2), groups=(2, 2), **kw):
     """(q, k, v): q [B, Hkv * group, T, H], k and v [B, Hkv, T, H]; kw as for strategies.qkv."""
     hkv, group = draw(st.integers(*kv_heads)), draw(st.integers(*groups))
-    q, k, v = draw(S.qkv(lead=(2, 2), heads=(hkv * group, hkv * group), **kw))
-    return q, k[:, :hkv].clone(), v[:, :hkv].clone()
+    return draw(S.qkv(lead=(2, 2), heads=(hkv * group, hkv * group), kv_heads=hkv, **kw))
 
 
 @st.composite
