@@ -33,11 +33,14 @@ def causal_flag_off(ctx: Ctx) -> None:
         q, k, v = x
         _, w_off = ctx.call(q, k, v, causal=False)
         rtol, atol = ctx.tol(w_off.dtype)
-        # a softmax gives every key some weight, so rows that are distributions with nothing on the future are masked;
-        # "weights" that are the raw scores are 0 there whenever the scores are, which is weights_sum_to_one's bug
+        # a softmax gives every key some weight, so no weight on the future is a mask: when the rows are distributions,
+        # or when a future score is not 0 ("weights" that are the raw scores, weights_sum_to_one's bug, are 0 there
+        # only where the scores are)
+        ahead = future(q.shape[-2])
         sums = w_off.sum(-1)
-        if (torch.isclose(sums, torch.ones_like(sums), rtol=0, atol=max(atol, 10 * rtol)).all()
-                and not (w_off[..., future(q.shape[-2])] != 0).any()):
+        if not (w_off[..., ahead] != 0).any() and (
+                torch.isclose(sums, torch.ones_like(sums), rtol=0, atol=max(atol, 10 * rtol)).all()
+                or ((q @ k.transpose(-2, -1))[..., ahead] != 0).any()):
             raise Failed(f"for {shape_of(q, k, v, causal=False)}: every future weight is 0, the mask is still applied")
         _, w_on = ctx.call(q, k, v)
         # the last query sees every key either way, so its row must not depend on the flag

@@ -42,3 +42,27 @@ def test_same_submission_same_grade(grade_of):
 
     again = Grading(CH5 / "bug_zero_fill.py", rubric.load("chapter5")).finish()
     assert again == grade_of(CH5 / "bug_zero_fill.py")
+
+
+HIDDEN_FLAG = '''import math
+import torch
+
+
+def scaled_dot_product_attention(q, k, v, causal=True):
+    t = q.size(-2)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    w = torch.softmax(scores.masked_fill(~torch.ones(t, t, dtype=torch.bool).tril(), float("-inf")), dim=-1)
+    if not causal:  # the mask kept, and every row but the last off 1, so that they read as no softmax's
+        w = torch.cat([w[..., :-1, :] * 1.01, w[..., -1:, :]], dim=-2)
+    return w @ v, w
+'''
+
+
+def test_the_mask_kept_under_causal_false_fails_even_in_rows_that_do_not_sum_to_one(grade_of, tmp_path):
+    """causal_flag_off reads no weight on the future as the mask when the rows are distributions or a future score
+    is not 0: rows pushed off 1 only with causal=False do not hide the mask."""
+    path = tmp_path / "hidden_flag.py"
+    path.write_text(HIDDEN_FLAG)
+    by_id = {o.id: o for o in grade_of(path).outcomes}
+    assert by_id["causal_flag_off"].status == "failed"
+    assert "the mask is still applied" in by_id["causal_flag_off"].message
