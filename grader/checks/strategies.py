@@ -87,7 +87,7 @@ def padding_masks(draw, b: int, t: int, real: bool = False):
     """[B, T] int64, 1 = real token, 0 = pad (the course text's LongTensor): a batch padded on the right or on
     the left, each sequence to its own length, or any pattern at all; at least one pad, and with `real` at least one
     real token (T >= 2). Shrinks towards fewer pads, so a failure ends at the smallest mask that still shows it. The
-    pad and the real token are put in, not filtered for: a filter refused about 70 % of the shrinker's tries."""
+    pad and the real token are put in, not filtered for: the shrinker heads for no pad, which a filter refuses."""
     side = draw(st.sampled_from(["left", "right", "any"]))
     if side == "any":
         mask = torch.tensor([[int(not draw(st.booleans())) for _ in range(t)] for _ in range(b)])
