@@ -206,20 +206,22 @@ def record(rubric, folder: Path, draws=None):
     visible = rubric.model_copy(update={"checks": checks})  # a hidden check's answers are its data: not recorded
     book = known_answers.Book(rubric=rubric.name, salt=draws.salt)
     path = reference_submission(rubric, folder)
-    grading = Grading(path, visible, build=builds.Recording(book), draws=draws)
+    recording = builds.Recording(book)  # one for every grading below: what one draws, the others replay
+    grading = Grading(path, visible, build=recording, draws=draws, planned=False)
+    grading.recorded = {}  # the plan, drawn as the answers are recorded: the build replays it (engine.Grading.plan)
     grade = grading.finish()
-    book.plan = grading.plan  # what the answers were recorded on: the build replays it (engine.Grading.plan)
     failed = [o.id for o in grade.outcomes if o.status is not Status.PASSED]
     if failed:
         raise BuildError(f"rubric {rubric.name}: the reference does not pass {', '.join(failed)}, so their answers would be incomplete")
+    book.plan = grading.recorded
     exercise = EXERCISES[rubric.exercise]
     forms = exercise.forms()
     others = structures(rubric, path)
     for structure in others:  # not held to pass: a check may misjudge a structure, and then does so in both graders
-        Grading(structure, visible, build=builds.Recording(book), draws=draws).finish()
+        Grading(structure, visible, build=recording, draws=draws).finish()
     for works in limited_reaches(forms):  # code that handles only some forms draws those
         for each in [path, *others]:
-            grading = Grading(each, visible, build=builds.Recording(book), draws=draws)
+            grading = Grading(each, visible, build=recording, draws=draws)
             grading.reach = Reach(works=works)
             grading.finish()
     if exercise.variants is not None:

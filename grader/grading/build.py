@@ -14,6 +14,8 @@ from grader.grading import plan
 class Teacher:
     """The teacher's grader: the reference and the planted bugs are here, the draws are the course's."""
 
+    known: dict | None = None  # what its gradings drew, kept for the next one (checks.replay.Replay.known)
+
     def context(self, **fields) -> Ctx:
         return Ctx(**fields)
 
@@ -36,9 +38,13 @@ class Recording(Teacher):
 
     def __init__(self, book: known_answers.Book):
         self.book = book
+        self.known: dict = {}  # its gradings draw alike: a check's examples, drawn in one form, serve every other
 
     def context(self, **fields) -> Ctx:
         return known_answers.recording(self.book)(**fields)
+
+    def plan(self, rubric, draws, record) -> dict:
+        return self.book.plan  # the one its first grading drew (student_build.record)
 
 
 class Student(Teacher):

@@ -116,7 +116,8 @@ class Grading:
         if cid in BUILTIN:
             return self.catalogue[cid].run(self)
         spec = self.rubric.checks[cid]
-        replay = Replay(cid, self.draws, self.plan.get(cid), [] if self.recorded is not None else None)
+        replay = Replay(cid, self.draws, self.plan.get(cid), [] if self.recorded is not None else None,
+                        known=self.build.known)
         if replay.recording is not None and self.recorded is not None:
             self.recorded[cid] = replay.recording
         ctx = self._ctx(spec.max_examples or self.rubric.hypothesis.max_examples, replay=replay)

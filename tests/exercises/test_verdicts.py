@@ -6,9 +6,15 @@ output_shape points, and every check of the exercise's bundled rubric fails on s
 import importlib
 
 import pytest
-import torch
 
-from conftest import SUBMISSIONS, assert_every_check_can_fail, assert_fails_exactly, assert_full_marks, failed
+from conftest import (
+    SUBMISSIONS,
+    assert_every_check_can_fail,
+    assert_fails_exactly,
+    assert_full_marks,
+    failed,
+    identical,
+)
 
 from grader.exercises import EXERCISES
 
@@ -84,18 +90,6 @@ def test_the_example_plan_changes_nothing(grade_of, exercise, name):
     def cases(g):
         return [o.case and (o.case.args, o.case.kw, o.case.weights, o.case.expected) for o in g.outcomes]
     assert identical(cases(fast), cases(slow))
-
-
-def identical(a, b) -> bool:
-    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
-        if not (type(a) is type(b) and a.dtype == b.dtype and a.shape == b.shape):
-            return False
-        return torch.equal(a.isnan(), b.isnan()) and torch.equal(a.nan_to_num(), b.nan_to_num())
-    if isinstance(a, (tuple, list)):
-        return type(a) is type(b) and len(a) == len(b) and all(map(identical, a, b))
-    if isinstance(a, dict):
-        return type(b) is dict and a.keys() == b.keys() and all(identical(a[k], b[k]) for k in a)
-    return a == b
 
 
 @pytest.mark.parametrize("exercise", sorted(EXERCISES))

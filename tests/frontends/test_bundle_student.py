@@ -6,6 +6,7 @@ Graded from its book as a build grades, every sample of every bundled rubric get
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import shutil
 import subprocess
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CH5_DIR, ROOT, SUBMISSIONS, built_once
+from conftest import CH5_DIR, ROOT, SUBMISSIONS, built_once, identical
 
 from grader.checks import known_answers
 from grader.exercises import EXERCISES
@@ -214,6 +215,33 @@ def test_every_rubrics_known_answers_give_the_teachers_verdicts(rubric, sample, 
     monkeypatch.setitem(sys.modules, "grader.reference.planted", None)  # an exercise's real plant would raise
     student = verdicts(Grading(path, load(rubric)).finish())
     assert student == teacher
+
+
+def test_a_recording_replays_what_its_earlier_gradings_drew_and_records_the_same_book(tmp_path, monkeypatch):
+    """student_build.record grades the reference in every form with one Recording build, which hands each grading the
+    examples the earlier ones drew (Replay.known): the book is the one that drawing every grading afresh records, and
+    hypothesis runs fewer times."""
+    from grader.checks import replay
+    from grader.grading import build as builds
+
+    rubric = load("chapter5")
+    keep = ("loads", "output_shape", "reference_match", "sqrt_scaling", "weights_sum_to_one", "policy")
+    rubric = rubric.model_copy(update={"checks": {
+        cid: spec.model_copy(update={"depends": [d for d in spec.depends if d in keep]})
+        for cid, spec in rubric.checks.items() if cid in keep}})
+    runs: list[str] = []
+    given = replay.given
+    monkeypatch.setattr(replay, "given", lambda *a, **kw: runs.append("run") or given(*a, **kw))
+
+    class Afresh(builds.Recording):
+        known = property(lambda self: {}, lambda self, value: None)  # nothing handed on
+
+    shared = student_build.record(rubric, tmp_path)
+    replayed, runs[:] = len(runs), []
+    monkeypatch.setattr(builds, "Recording", Afresh)
+    afresh = student_build.record(rubric, tmp_path)
+    assert replayed < len(runs)
+    assert identical(dataclasses.asdict(shared), dataclasses.asdict(afresh))
 
 
 NOTEBOOK = '''
