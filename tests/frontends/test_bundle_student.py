@@ -180,15 +180,21 @@ def verdicts(results_or_grade) -> tuple[dict, list[str]]:
 EVERY_SAMPLE = [(rubric, sample) for rubric in sorted(p.stem for p in (ROOT / "rubrics").glob("*.toml"))
                 for sample in submissions([str(SUBMISSIONS / rubric)], SUBMISSIONS / rubric / ".grades")]
 _books: dict = {}
+WHEELS = {"cs336"}  # rubrics whose student wheel a fixture of the rubric's name installs
 
 
-def book_of(rubric: str) -> known_answers.Book:
-    """The book that `rubric`'s student build records, recorded once per run and shared as the build ships it."""
+def book_of(rubric: str, request=None) -> known_answers.Book:
+    """The book that `rubric`'s student build records, recorded once per run and shared as the build ships it; for a
+    rubric whose wheel a test above builds (cs336, a fixture of its name), the book that wheel ships."""
     if rubric not in _books:
-        with built_once(f"book-{rubric}") as (folder, fresh):
-            if fresh:
-                student_build.record(load(rubric), folder).save(folder / "book.pt")
-        book = known_answers.Book.load(folder / "book.pt")
+        if request is not None and rubric in WHEELS:
+            path = site_packages(request.getfixturevalue(rubric)) / "grader" / "checks" / "known_answers.pt"
+        else:
+            with built_once(f"book-{rubric}") as (folder, fresh):
+                if fresh:
+                    student_build.record(load(rubric), folder).save(folder / "book.pt")
+            path = folder / "book.pt"
+        book = known_answers.Book.load(path)
         pieces = student_build.pieces(load(rubric))
         assert list(book.parts) == list(load(rubric).parts)
         for piece, part in zip(pieces, book.parts.values() if book.parts else [book], strict=True):
@@ -199,7 +205,7 @@ def book_of(rubric: str) -> known_answers.Book:
 
 
 @pytest.mark.parametrize("rubric, sample", EVERY_SAMPLE)
-def test_every_rubrics_known_answers_give_the_teachers_verdicts(rubric, sample, grade_of, monkeypatch):
+def test_every_rubrics_known_answers_give_the_teachers_verdicts(rubric, sample, grade_of, monkeypatch, request):
     """Every sample of every bundled rubric, graded the way its student build grades: from the book its build
     records, with no reference and no planted bug (what the wheel cuts out is the tests' business above; here the
     planted-bug core cannot be imported, as in the wheel). No check is graded after submission: a layer class's
@@ -210,7 +216,7 @@ def test_every_rubrics_known_answers_give_the_teachers_verdicts(rubric, sample, 
 
     path = SUBMISSIONS / rubric / sample
     teacher = verdicts(grade_of(path, rubric))
-    book = book_of(rubric)
+    book = book_of(rubric, request)
     monkeypatch.setattr(known_answers, "book", lambda: book)
     monkeypatch.setitem(sys.modules, "grader.reference.planted", None)  # an exercise's real plant would raise
     student = verdicts(Grading(path, load(rubric)).finish())
