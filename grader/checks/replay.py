@@ -46,9 +46,10 @@ class Replay:
         seed = self.draws.seed(self.check, self.proved)
         known = (self.check, self.proved, strategy_key)
         self.proved += 1
-        if planned is not None and planned[0] == strategy_key and self._holds_on(ctx, prop, planned[1]):
-            return
-        if self.known is not None and known in self.known and self._holds_on(ctx, prop, self.known[known]):
+        examples = planned[1] if planned is not None and planned[0] == strategy_key else None
+        if examples is None and self.known is not None:  # a recording's plan is also known: replayed once, not twice
+            examples = self.known.get(known)
+        if examples is not None and self._holds_on(ctx, prop, examples):
             return
         drawn: list | None = [] if self.recording is not None or self.known is not None else None
 
