@@ -124,7 +124,7 @@ def unpack(specs: object, payload: bytes, allowed: set[str] | None = None) -> li
         if not isinstance(shape, list) or not all(type(d) is int and 0 <= d for d in shape) or len(shape) > 8:
             raise WireError(f"bad shape {shape!r}")
         dtype = DTYPES[name]
-        expected = math.prod(shape) * torch.empty((), dtype=dtype).element_size()
+        expected = math.prod(shape) * dtype.itemsize
         if type(nbytes) is not int or nbytes != expected or offset + nbytes > len(payload):
             raise WireError(f"byte count {nbytes!r} does not match shape {shape} of {name}")
         raw = payload[offset : offset + nbytes]
