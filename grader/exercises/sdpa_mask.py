@@ -19,7 +19,6 @@ from typing import cast
 import numpy as np
 import torch
 from hypothesis import strategies as st
-from hypothesis.extra.numpy import arrays
 
 from grader.checks import strategies as S
 from grader.checks.core import Ctx, Failed, check
@@ -51,7 +50,7 @@ def cross(draw, lead=(1, 3), tq=(1, 5), tk=(1, 5), d=(1, 5), dv=(1, 5), dtypes=(
     q_len, dk = draw(st.integers(*tq)), draw(st.integers(*d))
     k_len = q_len if square else draw(st.integers(*tk))
     shapes = (batch + (q_len, dk), batch + (k_len, dk), batch + (k_len, draw(st.integers(*dv)) if dv else dk))
-    return tuple(torch.from_numpy(draw(arrays(dtype, s, elements=S._floats(dtype, scale)))) for s in shapes)
+    return tuple(torch.from_numpy(draw(S.arrays(dtype, s, elements=S._floats(dtype, scale)))) for s in shapes)
 
 
 def drawing(ctx: Ctx, lead=(1, 3), dtypes=(np.float32,), **kw):
@@ -69,7 +68,7 @@ def with_mask(draw, inputs, every_row: bool = True, shape: str = "full"):
     q, k, v = draw(inputs)
     batch, tq, tk = q.shape[:-2], q.shape[-2], k.shape[-2]
     dims = {"full": batch, "shared": (), "broadcast": tuple(draw(st.sampled_from([1, n])) for n in batch)}[shape]
-    allowed = torch.from_numpy(draw(arrays(np.bool_, dims + (tq, tk))))
+    allowed = torch.from_numpy(draw(S.arrays(np.bool_, dims + (tq, tk), elements=None)))
     if every_row:
         allowed[..., torch.arange(tq), torch.arange(tq) % tk] = True
     return (q, k, v), allowed
