@@ -44,11 +44,11 @@ class Replay:
         strategy_key = f"{n} {strategy!r}"
         planned = self.plan[self.proved] if self.plan and self.proved < len(self.plan) else None
         seed = self.draws.seed(self.check, self.proved)
-        known = (self.check, self.proved, strategy_key)
+        drawn_as = (self.check, self.proved, strategy_key)  # what its examples are kept under in `known`
         self.proved += 1
         examples = planned[1] if planned is not None and planned[0] == strategy_key else None
         if examples is None and self.known is not None:  # a recording's plan is also known: replayed once, not twice
-            examples = self.known.get(known)
+            examples = self.known.get(drawn_as)
         if examples is not None and self._holds_on(ctx, prop, examples):
             return
         drawn: list | None = [] if self.recording is not None or self.known is not None else None
@@ -79,7 +79,7 @@ class Replay:
         if drawn is not None and self.recording is not None:
             self.recording.append((strategy_key, drawn))
         if drawn is not None and self.known is not None:
-            self.known[known] = drawn
+            self.known[drawn_as] = drawn
 
     def _holds_on(self, ctx, prop, examples: list) -> bool:
         """Whether `prop` holds on every planned example, and rejects exactly those the reference's did: hypothesis,
