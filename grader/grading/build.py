@@ -22,8 +22,9 @@ class Teacher:
     def draws(self) -> drawing.Draws:
         return drawing.course()
 
-    def plan(self, rubric, draws: drawing.Draws, record: Callable[[], dict]) -> dict:
-        return plan.get(rubric, draws, record)
+    def plan(self, rubric, draws: drawing.Draws, record: Callable[[], dict], works: tuple | None = None) -> dict:
+        """works: the input forms the submission handles, where it handles fewer than the exercise's."""
+        return plan.get(rubric, draws, record, works)
 
     def variants(self, exercise):
         return exercise.variants
@@ -43,7 +44,7 @@ class Recording(Teacher):
     def context(self, **fields) -> Ctx:
         return known_answers.recording(self.book)(**fields)
 
-    def plan(self, rubric, draws, record) -> dict:
+    def plan(self, rubric, draws, record, works=None) -> dict:
         return self.book.plan  # the one its first grading drew (student_build.record)
 
 
@@ -59,7 +60,7 @@ class Student(Teacher):
     def draws(self) -> drawing.Draws:
         return self.book.draws()
 
-    def plan(self, rubric, draws, record) -> dict:
+    def plan(self, rubric, draws, record, works=None) -> dict:
         return self.book.plan  # what its answers were recorded on: it has no reference to record with
 
     def variants(self, exercise):

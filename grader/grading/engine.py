@@ -160,10 +160,14 @@ class Grading:
 
     @functools.cached_property
     def plan(self) -> dict[str, list]:
+        """What the checks replay: drawn within the input forms the submission handles, as its checks draw them, so
+        code that handles only some forms (most adapted public code) replays too (read once its reach is measured)."""
         if not self.planned:
             return {}
+        reach = self._measure()  # None before the submission loads: every form
+        works = tuple(reach.works) if reach and reach.works and reach.works != self.exercise.forms() else None
         try:
-            return self.build.plan(self.rubric, self.draws, lambda: record_plan(self.rubric, self.draws))
+            return self.build.plan(self.rubric, self.draws, lambda: record_plan(self.rubric, self.draws, works), works)
         except (Exception, WorkerLost):  # noqa: BLE001 - without a plan hypothesis draws the same examples, slower
             return {}
 
@@ -267,13 +271,15 @@ class Grading:
             self.scratch = None
 
 
-def record_plan(rubric: Rubric, draws: drawing.Draws) -> dict[str, list]:
-    """The examples of every check the reference passes, drawn as they are for any submission that passes it. The
-    reference's file defines the exercise's entry points, not a rubric's own (a CS336 part's adapter): it is
-    graded by those, which draw the same examples."""
+def record_plan(rubric: Rubric, draws: drawing.Draws, works: tuple | None = None) -> dict[str, list]:
+    """The examples of every check the reference passes, drawn as they are for any submission that passes it and
+    handles the input forms `works` (all of them when None). The reference's file defines the exercise's entry
+    points, not a rubric's own (a CS336 part's adapter): it is graded by those, which draw the same examples."""
     fn = inspect.unwrap(EXERCISES[rubric.exercise].reference())
     own = rubric.model_copy(update={"entry_points": []})
     grading = Grading(inspect.getsourcefile(fn) or "", own, planned=False, draws=draws)
+    if works:
+        grading.reach = reaching.Reach(works=list(works))  # its checks draw as they do for such a submission
     grading.recorded = {}
     grade = grading.finish()
     return {o.id: grading.recorded[o.id] for o in grade.outcomes if o.status is Status.PASSED and o.id in grading.recorded}

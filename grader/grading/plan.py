@@ -27,9 +27,11 @@ import grader
 _plans: dict[str, dict] = {}
 
 
-def key(rubric, draws) -> str:
+def key(rubric, draws, works: tuple | None = None) -> str:
     h = hashlib.sha256(rubric.model_dump_json().encode())
     h.update(draws.key.encode())
+    if works:  # the input forms a submission handles, where fewer than all: its checks draw within them
+        h.update(repr(works).encode())
     h.update(_environment())
     return f"{rubric.name}-{h.hexdigest()[:20]}"
 
@@ -86,10 +88,11 @@ def _create(path: Path, flags: int) -> int:
     return fd
 
 
-def get(rubric, draws, record: Callable[[], dict]) -> dict:
-    """check id -> what `Ctx.prove` replays under these draws (checks.draws); recorded by `record()` when neither
-    memory nor disk has it. Grader processes starting side by side record it once: the others wait for the file."""
-    name = key(rubric, draws)
+def get(rubric, draws, record: Callable[[], dict], works: tuple | None = None) -> dict:
+    """check id -> what `Ctx.prove` replays under these draws (checks.draws) for a submission that handles the input
+    forms `works` (all of them when None); recorded by `record()` when neither memory nor disk has it. Grader
+    processes starting side by side record it once: the others wait for the file."""
+    name = key(rubric, draws, works)
     if name in _plans:
         return _plans[name]
     path = folder() / f"{name}.pt"

@@ -118,3 +118,29 @@ def test_a_replay_hands_over_when_an_example_is_rejected_otherwise_than_on_the_r
     assert same == [x for args, kw, _ in planned[0][1] for x in (*args, *kw.values())]  # replayed, and that was all
     first = next(i for i, x in enumerate(same) if (x % 3 == 0) != (x % 3 == 1))  # where the rejections differ
     assert other == same[: first + 1] + fresh  # the replay stopped there, and hypothesis ran from its first example
+
+
+def test_code_that_handles_only_some_forms_replays_a_plan_drawn_within_them(monkeypatch):
+    """nanoGPT's attention handles 4-D inputs only, so its checks draw within those forms: it replays a plan recorded
+    on the reference held to the same forms (kept under a key of its own), hypothesis runs for none of its checks,
+    and the examples are those hypothesis meets without a plan."""
+    from conftest import identical
+
+    from grader.checks import replay
+
+    runs: list[int] = []
+    given = replay.given
+    monkeypatch.setattr(replay, "given", lambda *a, **kw: runs.append(1) or given(*a, **kw))
+    path, rubric = CH5_DIR / "limited_nanogpt.py", load("chapter5")
+    Grading(path, rubric).finish()  # records the plan, unless this run already has (hypothesis draws it)
+    runs.clear()
+    fast = Grading(path, rubric)
+    fast.finish()
+    assert fast.reach is not None and fast.reach.works and fast.reach.fails  # 3-D inputs fail
+    works = tuple(fast.reach.works)
+    assert runs == [] and plan.key(rubric, fast.draws, works) != plan.key(rubric, fast.draws)
+    slow = Grading(path, rubric, planned=False)
+    slow.recorded = {}
+    slow.finish()
+    drawn = {cid: examples for cid, examples in slow.recorded.items() if examples}  # output_shape fails before drawing
+    assert runs and len(drawn) > 5 and identical(drawn, {cid: fast.plan[cid] for cid in drawn})
