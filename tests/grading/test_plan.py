@@ -3,7 +3,7 @@
 
 import pytest
 
-from conftest import CH5_DIR
+from conftest import CH5_DIR, identical
 
 from grader.checks.draws import Draws
 from grader.grading import plan
@@ -124,8 +124,6 @@ def test_code_that_handles_only_some_forms_replays_a_plan_drawn_within_them(monk
     """nanoGPT's attention handles 4-D inputs only, so its checks draw within those forms: it replays a plan recorded
     on the reference held to the same forms (kept under a key of its own), hypothesis runs for none of its checks,
     and the examples are those hypothesis meets without a plan."""
-    from conftest import identical
-
     from grader.checks import replay
 
     runs: list[int] = []
