@@ -16,7 +16,7 @@ def _linger(detach: bool, ready: int) -> None:
             os.setsid()
         for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
             signal.signal(sig, signal.SIG_IGN)
-        print("HOSTILE-PID", os.getpid(), flush=True)
+        os.write(1, f"HOSTILE-PID {os.getpid()}\n".encode())  # one write: the two lines never interleave
         os.write(ready, b".")
         while True:
             time.sleep(60)

@@ -209,7 +209,7 @@ def _grade(path: Path, rubric, cwd: Path) -> Run:
         start = time.monotonic()
         grade = Grading(path, rubric).finish()
         seconds = time.monotonic() - start
-    # forked processes share the output file, so their lines can interleave: read every "HOSTILE-PID <n>"
+    # forked processes share the output file, each line written at once in any order: read every "HOSTILE-PID <n>"
     pids = [int(n) for n in re.findall(r"HOSTILE-PID (\d+)", grade.output)]
     deadline = time.monotonic() + 2  # a killed process may take a moment to be reaped
     while (left := _leftovers(slots, pids, since)) and time.monotonic() < deadline:
