@@ -1,12 +1,13 @@
 """`make bench`: every speed and memory figure the project tracks, in one run, each beside its target (issue 35), as
 ratios to `python -c "import torch"` timed in the same run (its runs interleave with the others, so they share the load).
 
-    python benchmarks/bench.py [--repeat 3] [--batch 64] [--dask 96] [--large 0]
+    python benchmarks/bench.py [--repeat 3] [--batch 64] [--dask 96] [--large 0] [--exercises 1]
 
 Rows: `check` and `pytest --submission` on a correct file (median of --repeat runs); `check` on the chapter-5 bug
 samples (one run each, the median over the samples); batch `grade` of --batch mixed samples per submission (median
 of --repeat runs), with its peak PSS, and of --large when given; the Dask LocalCluster against the local pool on
---dask samples (bench_dask, --repeat alternating rounds, medians); processes still alive after a command returns.
+--dask samples (bench_dask, --repeat alternating rounds, medians); each other exercise's cost per submission against
+chapter 5's (bench_exercises, --exercises rounds); processes still alive after a command returns.
 Times and memory come from separate runs of the same commands: sampling a process tree's memory every 50 ms
 costs CPU beside it, more for a tree of five processes than for one `import torch`.
 """
@@ -14,6 +15,7 @@ costs CPU beside it, more for a tree of five processes than for one `import torc
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -83,6 +85,7 @@ def main() -> int:
     ap.add_argument("--batch", type=int, default=64, help="submissions in the batch (default 64)")
     ap.add_argument("--large", type=int, default=0, help="also a batch of this many (issue 35: 500); 0: none")
     ap.add_argument("--dask", type=int, default=96, help="submissions for Dask against the local pool; 0: skip")
+    ap.add_argument("--exercises", type=int, default=1, help="rounds of bench_exercises (3-4 min each); 0: skip")
     args = ap.parse_args()
     load = os.getloadavg()[0]
     correct, bugs = CH5 / "correct_basic.py", sorted(CH5.glob("bug_*.py"))
@@ -130,6 +133,13 @@ def main() -> int:
                 local.append(bench_dask.grade(folder, folder.parent / f"local{r}", ["--workers", "2"])[0])
                 remote.append(bench_dask.grade(folder, folder.parent / f"dask{r}", ["--scheduler", "local:2"])[0])
             dask = statistics.median(remote) / statistics.median(local)
+    exercises = {}
+    if args.exercises:  # in a process of its own: this one imports no torch
+        done = subprocess.run([sys.executable, str(Path(__file__).parent / "bench_exercises.py"), "--json", "--rounds",
+                               str(args.exercises)], capture_output=True, text=True, cwd=WORK)
+        if done.returncode != 0:
+            sys.exit(f"bench: bench_exercises.py exited {done.returncode}: {done.stderr[-500:]}")
+        exercises = json.loads(done.stdout)
     base = statistics.median(torch_runs)
     ratio = lambda s: f"{s / base:.2f}x"  # noqa: E731
     rows = [
@@ -142,6 +152,9 @@ def main() -> int:
         (f"`check`, median over the {len(bugs)} chapter-5 bug samples", ratio(check_bug), "<= 1.6x"),
         *([(f"Dask LocalCluster (`local:2`) / local pool (`--workers 2`), {args.dask} samples", f"{dask:.2f}x",
             "<= 1.10x")] if dask else []),
+        *[(f"`{r}` per submission / chapter 5's (bench_exercises)" + (f", {f['parts']} parts" if f["parts"] > 1 else ""),
+           f"{f['cost'] / exercises['chapter5']['cost']:.2f}x", "<= 1.2x" if f["parts"] == 1 else "")
+          for r, f in exercises.items() if r != "chapter5"],
         ("peak PSS of the tree: batch", f"{batches[args.batch][1] / GiB:.2f} GiB", "<= 1.0 GiB"),
         ("processes alive after a command returns", str(left), "none"),
     ]
