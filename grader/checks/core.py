@@ -106,7 +106,7 @@ class Ctx:
                 if weights is not None and expected is not None and expected.shape == weights.shape:
                     case.weights, case.expected = weights, expected
             else:
-                case.weights = self.call(*args, **kw)[1]
+                case.weights = self.weights(*args, **kw)
                 case.expected = self.ref(*args, **kw)[1]
         except (Exception, WorkerLost):  # noqa: BLE001 - a picture is a bonus; the verdict stands without it
             pass
@@ -119,6 +119,21 @@ class Ctx:
         if self.exercise.weighs:
             return self.call_all(*args, **kw)[:2]
         return self.call_all(*args, **kw)[0], self.weights_of(*args, **kw)
+
+    def out(self, *args, **kw) -> torch.Tensor:
+        """The submission's output alone: one call, where `call` also asks for the weights."""
+        return self.call_all(*args, **kw)[0]
+
+    def weights(self, *args, **kw) -> torch.Tensor:
+        """Its weights alone: for an output-only function, no call for the output that a check would not read."""
+        if self.exercise.weighs:
+            return self.call_all(*args, **kw)[1]
+        self._first(args, kw)  # the case shows the inputs drawn, not weights_of's identity for v
+        try:
+            return self.weights_of(*args, **kw)
+        except Failed:
+            self.out(*args, **kw)  # what the inputs drawn raise is the failure to say, as when `call` asked first
+            raise
 
     def weights_of(self, *args, **kw) -> torch.Tensor:
         """An output-only function's weights, exactly: its output with v the identity over the keys, since
@@ -154,9 +169,7 @@ class Ctx:
     def _ask(self, fn, args, kw, when: str = "", weights: bool = False, **extra):
         """Ask the worker; its failures become messages that name the inputs they happened on. `weights`: the
         optional weights too, where the function returns them."""
-        kw = {**self.exercise.fixed_options(*args), **kw}
-        if self.first is None:
-            self.first = (args, shown(kw))
+        kw = self._first(args, kw)
         try:
             expect = self.exercise.expect(*args, **shown(kw))
             if weights:
@@ -169,6 +182,13 @@ class Ctx:
             raise failed from None
         except WorkerLost as e:
             raise WorkerLost(f"{e} ({self.exercise.said(args, shown(kw))})") from None
+
+    def _first(self, args: tuple, kw: dict) -> dict:
+        """kw with the exercise's fixed options; (args, kw) kept as the example's case if it is its first call."""
+        kw = {**self.exercise.fixed_options(*args), **kw}
+        if self.first is None:
+            self.first = (args, shown(kw))
+        return kw
 
     def charge_reach(self, explain=None) -> None:
         """output_shape's first step: what the function cannot handle (the reach, measured before every check) costs

@@ -53,11 +53,11 @@ def sqrt_scaling(ctx: Ctx) -> None:
     # Zero-padding the head dim from H to 4H and doubling q leaves q k^T / sqrt(H) unchanged: no reference needed.
     def prop(x):
         q, k, v = x
-        _, w = ctx.call(q, k, v)
+        w = ctx.weights(q, k, v)
         h = q.shape[-1]
         def pad(t):
             return torch.nn.functional.pad(t, (0, 3 * h))
-        _, w4 = ctx.call(pad(2 * q), pad(k), pad(v))
+        w4 = ctx.weights(pad(2 * q), pad(k), pad(v))
         rtol, atol = ctx.tol(w.dtype)
         bad = mismatch("weights", w4, w, rtol, atol)
         if bad:
@@ -100,7 +100,7 @@ def _scale_at(ctx: Ctx, t: int, h: int, dv: int) -> float | None:
     if ctx.value_size():
         v = torch.randn(shape[:-1] + (dv,), generator=g, dtype=torch.float64).to(form.dtype)
     try:
-        _, w = ctx.call(q, k, v)
+        w = ctx.weights(q, k, v)
     except Failed:
         return None
     return fitted_scale(q, k, w)

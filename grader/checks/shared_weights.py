@@ -52,11 +52,11 @@ def content_dependent(ctx: Ctx) -> None:
         out, w = ctx.call(q, k, v, **options)
         k2 = k.clone()
         k2[..., 0, :] += 2 * q[..., -1, :]  # raises the last query's score on key 0
-        _, w2 = ctx.call(q, k2, v, **options)
-        _, w3 = ctx.call(perturb(q, (..., slice(-1, None), slice(None))), k, v, **options)
+        w2 = ctx.weights(q, k2, v, **options)
+        w3 = ctx.weights(perturb(q, (..., slice(-1, None), slice(None))), k, v, **options)
         v2 = v.clone()
         v2[..., 0, :] += 1
-        out3, _ = ctx.call(q, k, v2, **options)
+        out3 = ctx.out(q, k, v2, **options)
         return out, w, not (torch.equal(w, w2) and torch.equal(w, w3)), not torch.equal(out, out3)
 
     def prop(x):
@@ -100,7 +100,7 @@ def content_dependent(ctx: Ctx) -> None:
 def weights_sum_to_one(ctx: Ctx) -> None:
     def prop(x):
         q, k, v = x
-        _, w = ctx.call(q, k, v)
+        w = ctx.weights(q, k, v)
         rtol, atol = ctx.tol(w.dtype)
         sums = w.sum(-1)
         bad = ~torch.isclose(sums, torch.ones_like(sums), rtol=0, atol=max(atol, 10 * rtol))
@@ -120,7 +120,7 @@ def weights_sum_to_one(ctx: Ctx) -> None:
 def future_weights_zero(ctx: Ctx) -> None:
     def prop(x):
         q, k, v = x
-        _, w = ctx.call(q, k, v)
+        w = ctx.weights(q, k, v)
         leak = ctx.forbidden(q, k, v) & (w != 0)
         if leak.any():
             i = idx(w, leak)
@@ -139,7 +139,7 @@ def future_weights_zero(ctx: Ctx) -> None:
 def mask_fill_value(ctx: Ctx) -> None:
     def no_leak(x, large: bool) -> None:
         q, k, v = x
-        _, w = ctx.call(q, k, v)
+        w = ctx.weights(q, k, v)
         if large and not torch.isfinite(w).all():
             return  # scores this large overflow a softmax without the row max: finite_float32's failure, not this one
         leak = ctx.forbidden(q, k, v) & ((w != 0) | ~torch.isfinite(w))
@@ -181,13 +181,13 @@ def future_invariance(ctx: Ctx) -> None:
 
     def prop(x):
         (q, k, v), i = x
-        out, _ = ctx.call(q, k, v)
+        out = ctx.out(q, k, v)
         rtol, atol = ctx.tol(out.dtype)
         sel = (..., slice(i + 1, None), slice(None))
         for name in "vkq":
             args = {"q": q, "k": k, "v": v}
             args[name] = perturb(args[name], sel)
-            out2, _ = ctx.call(args["q"], args["k"], args["v"])
+            out2 = ctx.out(args["q"], args["k"], args["v"])
             bad = mismatch("out", out2[..., : i + 1, :], out[..., : i + 1, :], rtol, atol)
             if bad:
                 raise Failed(f"for {shape_of(q, k, v)}: changing only {name}[..., {i + 1}:, :] changed {bad.where} (position <= {i}); {blame[name]}")
@@ -204,10 +204,10 @@ def future_invariance(ctx: Ctx) -> None:
 def softmax_key_axis(ctx: Ctx) -> None:
     def prop(x):
         (q, k, v), i = x
-        _, w = ctx.call(q, k, v)
+        w = ctx.weights(q, k, v)
         others = torch.ones(q.shape[-2], dtype=torch.bool)
         others[i] = False
-        _, w2 = ctx.call(perturb(q, (..., others, slice(None))), k, v)
+        w2 = ctx.weights(perturb(q, (..., others, slice(None))), k, v)
         rtol, atol = ctx.tol(w.dtype)
         bad = mismatch("weights", w2[..., i : i + 1, :], w[..., i : i + 1, :], rtol, atol)
         if bad:

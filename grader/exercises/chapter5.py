@@ -31,7 +31,7 @@ def reference():
 def causal_flag_off(ctx: Ctx) -> None:
     def prop(x):
         q, k, v = x
-        _, w_off = ctx.call(q, k, v, causal=False)
+        w_off = ctx.weights(q, k, v, causal=False)
         rtol, atol = ctx.tol(w_off.dtype)
         # a softmax gives every key some weight, so no weight on the future is a mask: when the rows are distributions,
         # or when a future score is not 0 ("weights" that are the raw scores, weights_sum_to_one's bug, are 0 there
@@ -42,7 +42,7 @@ def causal_flag_off(ctx: Ctx) -> None:
                 torch.isclose(sums, torch.ones_like(sums), rtol=0, atol=max(atol, 10 * rtol)).all()
                 or ((q @ k.transpose(-2, -1))[..., ahead] != 0).any()):
             raise Failed(f"for {shape_of(q, k, v, causal=False)}: every future weight is 0, the mask is still applied")
-        _, w_on = ctx.call(q, k, v)
+        w_on = ctx.weights(q, k, v)
         # the last query sees every key either way, so its row must not depend on the flag
         bad = mismatch("weights", w_off[..., -1:, :], w_on[..., -1:, :], rtol, atol)
         if bad:

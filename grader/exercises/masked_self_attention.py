@@ -82,7 +82,7 @@ def prove_padded(ctx: Ctx, prop, real: bool = True) -> None:
 def padding_keys_zero(ctx: Ctx) -> None:
     def prop(x):
         (q, k, v), mask = x
-        _, w = ctx.call(q, k, v, padding_mask=mask)
+        w = ctx.weights(q, k, v, padding_mask=mask)
         leak = real_rows(mask) & (mask == 0)[:, None, None, :] & (w != 0)
         if leak.any():
             b, _, i, j = ix = idx(w, leak)

@@ -81,7 +81,7 @@ def with_lengths(draw, inputs):
 def prefix_visible(ctx: Ctx) -> None:
     def prop(x):
         (q, k, v), p = x
-        _, w = ctx.call(q, k, v, prefix_len=p)
+        w = ctx.weights(q, k, v, prefix_len=p)
         missed = visible(q.shape[-2], p, q.dim()) & ~(w > 0)
         if missed.any():
             i = idx(w, missed)
@@ -103,7 +103,7 @@ def prefix_visible(ctx: Ctx) -> None:
 def masked_weights_zero(ctx: Ctx) -> None:
     def prop(x):
         (q, k, v), p = x
-        _, w = ctx.call(q, k, v, prefix_len=p)
+        w = ctx.weights(q, k, v, prefix_len=p)
         leak = ~visible(q.shape[-2], p, q.dim()) & (w != 0)
         if leak.any():
             i = idx(w, leak)
@@ -128,12 +128,12 @@ def masked_invariance(ctx: Ctx) -> None:
 
     def prop(x):
         ((q, k, v), p), c = x
-        out, _ = ctx.call(q, k, v, prefix_len=p)
+        out = ctx.out(q, k, v, prefix_len=p)
         rtol, atol = ctx.tol(out.dtype)
         for name in "vkq":
             args = {"q": q, "k": k, "v": v}
             args[name] = perturb(args[name], (..., slice(c + 1, None), slice(None)))
-            out2, _ = ctx.call(args["q"], args["k"], args["v"], prefix_len=p)
+            out2 = ctx.out(args["q"], args["k"], args["v"], prefix_len=p)
             bad = mismatch("out", out2[..., : c + 1, :], out[..., : c + 1, :], rtol, atol)
             if bad:
                 raise Failed(
@@ -172,7 +172,7 @@ def _as_if(ctx: Ctx, row, w, p: int) -> str:
     """'; it looks computed with prefix_len = 3': the int length under which the function gives row b these weights."""
     rtol, atol = ctx.tol(w.dtype)
     for m in range(row[0].shape[-2] + 1):
-        if m != p and not mismatch("weights", w, ctx.call(*row, prefix_len=m)[1], rtol, atol):
+        if m != p and not mismatch("weights", w, ctx.weights(*row, prefix_len=m), rtol, atol):
             return f"; the row looks computed with prefix_len = {m}"
     return ""
 
@@ -190,7 +190,7 @@ def prefix_extremes(ctx: Ctx) -> None:
         t = q.shape[-2]
         causal = torch.ones(t, t, dtype=torch.bool).tril()
         for p, seen in ((0, causal), (t, torch.ones(t, t, dtype=torch.bool))):
-            _, w = ctx.call(q, k, v, prefix_len=p)
+            w = ctx.weights(q, k, v, prefix_len=p)
             wrong = (seen & ~(w > 0)) | (~seen & (w != 0))
             if wrong.any():
                 i = idx(w, wrong)

@@ -90,7 +90,7 @@ def mask_respected(ctx: Ctx) -> None:
     def prop(x):
         (q, k, v), allowed = x
         mask = ctx.exercise.encode(allowed, q.dtype)
-        _, w = ctx.call(q, k, v, mask=mask)
+        w = ctx.weights(q, k, v, mask=mask)
         leak = ~allowed.expand(w.shape) & (w != 0) & rows_with_keys(allowed, w.shape)
         if leak.any():
             i = idx(w, leak)
@@ -160,7 +160,7 @@ def mask_broadcast(ctx: Ctx) -> None:
 def no_mask(ctx: Ctx) -> None:
     def prop(x):
         q, k, v = x
-        _, w = ctx.call(q, k, v, mask=None)
+        w = ctx.weights(q, k, v, mask=None)
         rtol, atol = ctx.tol(q.dtype)
         hidden = ~(w > 0)
         if hidden.any():
