@@ -53,3 +53,14 @@ def test_output_only_fails_what_out_and_weights_fail(grade_of, output_only, tmp_
     alone = Grading(folder, output_only(exercise), planned=False).finish()
     assert failed(alone) == failed(both), [(o.id, o.message[:300]) for o in alone.outcomes if o.status == "failed"]
     assert alone.score == both.score
+
+
+def test_a_failure_where_a_check_reads_the_weights_alone_is_said_on_the_inputs_drawn(grade_of):
+    """A check that reads the weights alone asks an output-only function for them alone (v the identity over the
+    keys: one call fewer); what such a call raises is said as the inputs drawn raise it, the inputs its case shows."""
+    from grader.checks.format import shape_of
+
+    grade = grade_of(SUBMISSIONS / "sdpa_mask" / "bug_mask_transposed.py", "sdpa_mask")
+    (o,) = [o for o in grade.outcomes if o.id == "mask_respected"]  # a weights-only check; the out has the wrong shape
+    drawn = shape_of(*o.case.args[:3]).split(" (T=")[0]
+    assert o.status == "failed" and o.message.startswith(f"for {drawn} "), o.message
