@@ -115,9 +115,20 @@ class Ctx:
     # -- talking to the submission ---------------------------------------------------------------------------
     def call(self, *args, **kw):
         """(out, weights) of the submission: the first two parts of its result, or for a function that returns
-        its output alone, the output and the weights read from it (`weights_of`)."""
+        its output alone, the output and the weights read from it: from one call where v may have a size of its own,
+        else two (`weights_of`)."""
         if self.exercise.weighs:
             return self.call_all(*args, **kw)[:2]
+        if self.value_size():  # both from one call: v with the identity beside it gives [out | weights]
+            q, k, v, *rest = args
+            t = v.shape[-2]
+            eye = torch.eye(t, dtype=v.dtype).expand(*v.shape[:-2], t, t)
+            self._first(args, kw)
+            try:
+                both = self._ask(self.subject.call, (q, k, torch.cat([v, eye], -1), *rest), kw, said=args)[0]
+                return both[..., : v.shape[-1]].contiguous(), both[..., v.shape[-1]:].contiguous()
+            except Failed:  # said below on the inputs drawn, as two calls meet it
+                pass
         return self.call_all(*args, **kw)[0], self.weights_of(*args, **kw)
 
     def out(self, *args, **kw) -> torch.Tensor:
@@ -166,9 +177,9 @@ class Ctx:
     def grads(self, *args, grad_out, **kw):
         return self._ask(self.subject.grads, args, kw, "during backward", grad_out=grad_out)
 
-    def _ask(self, fn, args, kw, when: str = "", weights: bool = False, **extra):
-        """Ask the worker; its failures become messages that name the inputs they happened on. `weights`: the
-        optional weights too, where the function returns them."""
+    def _ask(self, fn, args, kw, when: str = "", weights: bool = False, said: tuple | None = None, **extra):
+        """Ask the worker; its failures become messages that name the inputs they happened on (`said`, where those
+        are not `args`). `weights`: the optional weights too, where the function returns them."""
         kw = self._first(args, kw)
         try:
             expect = self.exercise.expect(*args, **shown(kw))
@@ -181,7 +192,7 @@ class Ctx:
             failed.error = e
             raise failed from None
         except WorkerLost as e:
-            raise WorkerLost(f"{e} ({self.exercise.said(args, shown(kw))})") from None
+            raise WorkerLost(f"{e} ({self.exercise.said(said or args, shown(kw))})") from None
 
     def _first(self, args: tuple, kw: dict) -> dict:
         """kw with the exercise's fixed options; (args, kw) kept as the example's case if it is its first call."""

@@ -64,3 +64,36 @@ def test_a_failure_where_a_check_reads_the_weights_alone_is_said_on_the_inputs_d
     (o,) = [o for o in grade.outcomes if o.id == "mask_respected"]  # a weights-only check; the out has the wrong shape
     drawn = shape_of(*o.case.args[:3]).split(" (T=")[0]
     assert o.status == "failed" and o.message.startswith(f"for {drawn} "), o.message
+
+
+def test_a_check_that_reads_out_and_weights_asks_an_output_only_function_once(monkeypatch):
+    """Where v may have a size of its own, one call with the identity over the keys beside v gives both (out = weights
+    @ v, so [v | I] gives [out | weights]): each `ctx.call` of a grading is one call of the function."""
+    from grader.checks.core import Ctx
+
+    asked: list[int] = []
+    call = Ctx.call
+
+    def counted(self, *args, **kw):
+        before = self.subject._calls
+        got = call(self, *args, **kw)
+        asked.append(self.subject._calls - before)
+        return got
+
+    monkeypatch.setattr(Ctx, "call", counted)
+    grade = Grading(SUBMISSIONS / "sdpa_mask" / "correct_masked_fill.py", load("sdpa_mask")).finish()
+    assert grade.score == grade.max_score and len(asked) > 50 and set(asked) == {1}
+
+
+def test_a_failure_where_a_check_reads_out_and_weights_is_said_on_the_inputs_drawn(tmp_path):
+    """What the one call with [v | I] raises is said as the inputs drawn raise it, not on v's wider stand-in."""
+    from grader.checks.format import shape_of
+
+    path = tmp_path / "attention.py"
+    path.write_text((SUBMISSIONS / "sdpa_mask" / "correct_masked_fill.py").read_text().replace(
+        "    scores = Q @", "    if Q.size(-2) == 3:\n        raise ValueError('three queries')\n    scores = Q @"))
+    grade = Grading(path, load("sdpa_mask")).finish()
+    (o,) = [o for o in grade.outcomes if o.id == "content_dependent"]  # its first call reads out and weights
+    drawn = shape_of(*o.case.args[:3]).split(" (T=")[0]
+    assert o.status == "failed" and o.message.startswith("your function raised ValueError: three queries for "), o.message
+    assert f" for {drawn} (T=3, " in o.message, o.message
