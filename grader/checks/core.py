@@ -62,6 +62,12 @@ class Check:
     run: Callable[[Any], Any]  # a Ctx (fails by raising); the built-in checks (loads, policy) take the grading, return a Run
 
 
+def _keys_identity(v: torch.Tensor) -> torch.Tensor:
+    """The identity over v's keys, with v's leading dims: as v, it makes an output-only function's output its weights."""
+    t = v.shape[-2]
+    return torch.eye(t, dtype=v.dtype).expand(*v.shape[:-2], t, t)
+
+
 def check(catalogue: dict, id: str, title: str, misconception: str, hint: str):
     """A decorator that puts the function into `catalogue` as the check `id` (shared.SHARED, or an exercise's own)."""
 
@@ -121,11 +127,9 @@ class Ctx:
             return self.call_all(*args, **kw)[:2]
         if self.value_size():  # both from one call: v with the identity beside it gives [out | weights]
             q, k, v, *rest = args
-            t = v.shape[-2]
-            eye = torch.eye(t, dtype=v.dtype).expand(*v.shape[:-2], t, t)
             self._first(args, kw)
             try:
-                both = self._ask(self.subject.call, (q, k, torch.cat([v, eye], -1), *rest), kw, said=args)[0]
+                both = self._ask(self.subject.call, (q, k, torch.cat([v, _keys_identity(v)], -1), *rest), kw, said=args)[0]
                 return both[..., : v.shape[-1]].contiguous(), both[..., v.shape[-1]:].contiguous()
             except Failed:  # said below on the inputs drawn, as two calls meet it
                 pass
@@ -153,7 +157,7 @@ class Ctx:
         q, v = args[0], args[2]
         t = v.shape[-2]
         width = t if self.value_size() else q.shape[-1]
-        eye = torch.eye(t, dtype=v.dtype).expand(*v.shape[:-2], t, t)
+        eye = _keys_identity(v)
         blocks = []
         for c in range(0, t, width):
             block = torch.nn.functional.pad(eye[..., c:c + width], (0, max(0, c + width - t))).contiguous()
