@@ -252,7 +252,7 @@ def build(rubric, rubric_file: Path, out: Path) -> Path:
     wheel: its book holds one book per part (grading.build.Student.part)."""
     from grader.sandbox import spawn
 
-    spawn.warm_up()
+    spawn.warm_up(meta=True)  # a grading for each structure and reach: their workers inherit the meta kernels
     with tempfile.TemporaryDirectory(prefix="attention-grader-student-") as tmp:
         book = record(rubric, Path(tmp))
         data = Path(tmp) / "known_answers.pt"
