@@ -127,7 +127,7 @@ class Ctx:
             return self.call_all(*args, **kw)[:2]
         if self.value_size():  # both from one call: v with the identity beside it gives [out | weights]
             q, k, v, *rest = args
-            self._first(args, kw)
+            self._first(args, kw)  # the case shows v as drawn, not its stand-in
             try:
                 both = self._ask(self.subject.call, (q, k, torch.cat([v, _keys_identity(v)], -1), *rest), kw, said=args)[0]
                 return both[..., : v.shape[-1]].contiguous(), both[..., v.shape[-1]:].contiguous()
