@@ -152,9 +152,7 @@ def main() -> int:
         (f"`check`, median over the {len(bugs)} chapter-5 bug samples", ratio(check_bug), "<= 1.6x"),
         *([(f"Dask LocalCluster (`local:2`) / local pool (`--workers 2`), {args.dask} samples", f"{dask:.2f}x",
             "<= 1.10x")] if dask else []),
-        *[(f"`{r}` per submission / chapter 5's (bench_exercises)" + (f", {f['parts']} parts" if f["parts"] > 1 else ""),
-           f"{f['cost'] / exercises['chapter5']['cost']:.2f}x", "<= 1.2x" if f["parts"] == 1 else "")
-          for r, f in exercises.items() if r != "chapter5"],
+        *[exercise_row(r, f, exercises["chapter5"]["cost"]) for r, f in exercises.items() if r != "chapter5"],
         ("peak PSS of the tree: batch", f"{batches[args.batch][1] / GiB:.2f} GiB", "<= 1.0 GiB"),
         ("processes alive after a command returns", str(left), "none"),
     ]
@@ -164,6 +162,19 @@ def main() -> int:
     for row in rows:
         print(f"| {' | '.join(row)} |")
     return 0
+
+
+# Issue 35's 1.2x is for the exercises it names as new, those of issues 31 and 32 (output-only and mask: sdpa_mask;
+# layer: mha_layer, mha_layer_rope; module: mha_module, masked_mha_module), and for cs336, three of them in parts, per
+# part. The exercises that came before it (issue 15's and the masked one) are measured beside them, with no target.
+EARLIER = {"grouped_query", "kv_cache", "masked_self_attention", "prefix_lm", "sliding_window"}
+
+
+def exercise_row(rubric: str, found: dict, chapter5: float) -> tuple[str, str, str]:
+    parts = found["parts"]
+    name = f"`{rubric}` per {'part' if parts > 1 else 'submission'} / chapter 5's (bench_exercises)"
+    target = "" if rubric in EARLIER else "<= 1.2x"
+    return name + (f", {parts} parts" if parts > 1 else ""), f"{found['cost'] / parts / chapter5:.2f}x", target
 
 
 if __name__ == "__main__":
