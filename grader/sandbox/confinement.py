@@ -9,12 +9,12 @@ ATTENTION_GRADER_ALLOW_WEAK_WALLS=1, and then the report's first line says "WEAK
 
 from __future__ import annotations
 
+import atexit
 import functools
 import json
 import os
 import subprocess
 import sys
-import tempfile
 
 from grader.sandbox import fs_view, uids
 
@@ -51,13 +51,53 @@ def expected() -> dict:
     return found
 
 
+def _probe_args() -> dict:
+    return {"view": fs_view.view_plan(), "uid": uids.PROBE_UID, "readable": fs_view.python_paths()}
+
+
+def _probe_start(args: dict) -> tuple:
+    cmd = [sys.executable, "-m", "grader.sandbox.worker.walls", json.dumps(args)]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True), args
+
+
+# The probe start_probe started, by the pid of the process that started it: a process forked meanwhile (the fork
+# server, a batch's grader) neither reads nor ends it.
+_early: dict[int, tuple] = {}
+
+
+def start_probe() -> None:
+    """Start the walls probe now, so that it runs on another core while this process imports torch: walls() then
+    reads its answer instead of waiting for one. Only after spawn.hold(): the probe gets this process's environment."""
+    if os.getpid() in _early or walls.cache_info().currsize:
+        return
+    if not _early:
+        atexit.register(_drop_early)
+    _early[os.getpid()] = _probe_start(_probe_args())
+
+
+def _drop_early() -> None:
+    """At exit, a probe that no walls() read (a bad rubric ended the command first): waited for, not left running
+    (it removes its own folder as it ends)."""
+    if (started := _early.pop(os.getpid(), None)) is not None:
+        try:
+            started[0].communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            started[0].kill()
+            started[0].communicate()
+
+
 def _probe_once(args: dict) -> dict:
-    with tempfile.TemporaryDirectory(prefix="attention-grader-probe-") as d:
-        done = subprocess.run([sys.executable, "-m", "grader.sandbox.worker.walls", json.dumps({**args, "workdir": d})],
-                              capture_output=True, text=True, timeout=120)
-    found = json.loads(done.stdout.strip().splitlines()[-1])
+    started = _early.pop(os.getpid(), None)
+    proc = started[0] if started is not None and started[1] == args else _probe_start(args)[0]
+    try:
+        out, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
+    found = json.loads(out.strip().splitlines()[-1])
     if not isinstance(found, dict) or not set(WALLS) <= set(found):
-        raise ValueError(f"the walls probe said {done.stdout[-200:]!r} {done.stderr[-300:]!r}")
+        raise ValueError(f"the walls probe said {out[-200:]!r} {err[-300:]!r}")
     return {k: v if isinstance(v := found[k], (str, type(None))) else "unknown" for k in WALLS}
 
 
@@ -66,7 +106,7 @@ def walls() -> dict:
     """wall -> None where it goes up around every worker, else why not. Raises WallsDown when one this machine
     should raise does not (a failed probe is retried first), unless weak walls were allowed (`weak()`)."""
     want = expected()
-    args = {"view": fs_view.view_plan(), "uid": uids.PROBE_UID, "readable": fs_view.python_paths()}
+    args = _probe_args()
     error = ""
     for _ in range(PROBE_TRIES):
         try:

@@ -39,6 +39,9 @@ def warm_up(meta: bool = False) -> None:
     if meta and "grader.sandbox.worker.preload_meta" not in _preload:
         _preload.append("grader.sandbox.worker.preload_meta")
     hold()
+    from grader.sandbox import confinement
+
+    confinement.start_probe()  # beside this process's import of torch (or the fresh server's)
     context()
     if not _adopted_alive() and not _fork_here():
         multiprocessing.forkserver.ensure_running()
