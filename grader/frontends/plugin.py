@@ -213,10 +213,16 @@ def pytest_sessionfinish(session, exitstatus):
     if state is None or state.summary is not None:
         return
     state.summary = state.finish(session.config.getoption("grade_json"))
-    state.end(finished=True)
     if "error" in state.summary:
         print(f"attention-grader: {state.summary['error']}", file=sys.stderr)
         session.exitstatus = 2
+
+
+def pytest_unconfigure(config):
+    """The grading process, told to finish, ends while pytest words the summary; reaped here, before pytest returns."""
+    state = _state(config)
+    if state is not None and state.summary is not None:
+        state.end(finished=True)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
