@@ -9,6 +9,8 @@ import errno
 import json
 import os
 import socket
+import traceback
+from collections.abc import Callable
 
 from grader.sandbox.worker.walls import landlock, linux, namespaces, pid_namespace, seccomp
 from grader.sandbox.worker.walls.linux import CLONE_NEWNS
@@ -49,20 +51,26 @@ def probe(view: dict, uid: int, readable: list[str], workdir: str, **kw) -> dict
         found.update(_probe_rest(uid, readable, workdir, root))
         return found
     # this process stays outside the new namespace and its /proc: its child is PID 1 there, as a worker's is
+    said = in_child(lambda: _probe_pid_one(uid, readable, workdir, root))
+    try:
+        found.update(json.loads(said))
+    except ValueError:
+        found.update(pids="the PID namespace's first process died", uid=found["uid"] or "the probe died",
+                     landlock="the probe died", seccomp="the probe died")
+    return found
+
+
+def in_child(work: Callable[[], dict]) -> bytes:
+    """What `work` returns, as JSON, worked out in a forked child, so that the walls it raises stay there (b"" if the
+    child died first; what stopped it on stderr)."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
         try:
-            part: dict[str, str | None] = {"pids": None}
-            try:
-                linux.mount_proc()
-                seen = [n for n in os.listdir("/proc") if n.isdigit()]
-                if not (os.getpid() == 1 and seen == ["1"] and os.readlink("/proc/self") == "1"):
-                    part["pids"] = f"other processes still visible: {seen[:3]}"
-            except OSError as e:
-                part["pids"] = str(e)
-            part.update(_probe_rest(uid, readable, workdir, root))
-            os.write(w, json.dumps(part).encode())
+            os.close(r)
+            os.write(w, json.dumps(work()).encode())
+        except BaseException:  # noqa: BLE001 - whatever stopped it, on stderr for the grader's retry to say
+            traceback.print_exc()
         finally:
             os._exit(0)
     os.close(w)
@@ -70,12 +78,21 @@ def probe(view: dict, uid: int, readable: list[str], workdir: str, **kw) -> dict
     while chunk := os.read(r, 4096):
         said += chunk
     os.waitpid(pid, 0)
+    return said
+
+
+def _probe_pid_one(uid: int, readable: list[str], workdir: str, root: bool) -> dict:
+    """As PID 1 of the new PID namespace: its own /proc, then the uid and Landlock parts."""
+    part: dict[str, str | None] = {"pids": None}
     try:
-        found.update(json.loads(said))
-    except ValueError:
-        found.update(pids="the PID namespace's first process died", uid=found["uid"] or "the probe died",
-                     landlock="the probe died", seccomp="the probe died")
-    return found
+        linux.mount_proc()
+        seen = [n for n in os.listdir("/proc") if n.isdigit()]
+        if not (os.getpid() == 1 and seen == ["1"] and os.readlink("/proc/self") == "1"):
+            part["pids"] = f"other processes still visible: {seen[:3]}"
+    except OSError as e:
+        part["pids"] = str(e)
+    part.update(_probe_rest(uid, readable, workdir, root))
+    return part
 
 
 def _probe_rest(uid: int, readable: list[str], workdir: str, root: bool) -> dict:
