@@ -10,6 +10,7 @@ ATTENTION_GRADER_ALLOW_WEAK_WALLS=1, and then the report's first line says "WEAK
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import json
 import os
@@ -79,22 +80,23 @@ def _drop_early() -> None:
     """At exit, a probe that no walls() read (a bad rubric ended the command first): waited for, not left running
     (it removes its own folder as it ends)."""
     if (started := _early.pop(os.getpid(), None)) is not None:
-        try:
-            started[0].communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            started[0].kill()
-            started[0].communicate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            _answer(started[0], timeout=10)
 
 
-def _probe_once(args: dict) -> dict:
-    started = _early.pop(os.getpid(), None)
-    proc = started[0] if started is not None and started[1] == args else _probe_start(args)[0]
+def _answer(proc: subprocess.Popen, timeout: float) -> tuple[str, str]:
+    """The probe's stdout and stderr once it ends; killed, and TimeoutExpired, when it has not ended by `timeout`."""
     try:
-        out, err = proc.communicate(timeout=120)
+        return proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.communicate()
         raise
+
+
+def _probe_once(args: dict) -> dict:
+    started = _early.pop(os.getpid(), None)
+    out, err = _answer(started[0] if started is not None and started[1] == args else _probe_start(args)[0], timeout=120)
     found = json.loads(out.strip().splitlines()[-1])
     if not isinstance(found, dict) or not set(WALLS) <= set(found):
         raise ValueError(f"the walls probe said {out[-200:]!r} {err[-300:]!r}")
