@@ -73,6 +73,20 @@ def _frozen(parts):
     return parts
 
 
+def _plans_once(data: dict, seen: dict) -> dict:
+    """A saved book whose plans hold each input once: checks and reaches draw many of the same tensors, and
+    torch.save writes a tensor object once however often it appears. A replay clones what it reads."""
+    def once(x):
+        if isinstance(x, torch.Tensor) and x.is_contiguous():
+            return seen.setdefault((key((x,), {}), x.stride(), x.requires_grad), x)
+        if type(x) in (dict, list, tuple):
+            return {k: once(v) for k, v in x.items()} if type(x) is dict else type(x)(map(once, x))
+        return x
+
+    parts = {name: _plans_once(part, seen) for name, part in data["parts"].items()}
+    return {**data, "plan": once(data["plan"]), "reach_plans": once(data["reach_plans"]), "parts": parts}
+
+
 @dataclasses.dataclass
 class Book:
     rubric: str = ""
@@ -81,6 +95,7 @@ class Book:
     probes: list = dataclasses.field(default_factory=list)  # diagnosis: the probes' (args, kw)
     plants: dict = dataclasses.field(default_factory=dict)  # "key|bug,bug" -> (out, weights) of that variant
     plan: dict = dataclasses.field(default_factory=dict)  # the visible checks' example plan (grading.plan): inputs only
+    reach_plans: dict = dataclasses.field(default_factory=dict)  # repr(works) -> the plan drawn within those forms
     salt: bytes = b""  # what the build draws with (checks.draws): its own, never the course secret
     parts: dict = dataclasses.field(default_factory=dict)  # a rubric in parts: part name -> that part's Book
 
@@ -93,7 +108,8 @@ class Book:
         return self.parts.get(name) or Book(rubric=f"{self.rubric}.{name}", salt=self.salt)
 
     def save(self, path: Path) -> None:
-        torch.save(dataclasses.asdict(self), path)  # the parts' books as plain dicts: data only
+        data = dataclasses.asdict(self)  # the parts' books as plain dicts: data only
+        torch.save(_plans_once(data, {}), path)
 
     @classmethod
     def load(cls, path: Path) -> Book:

@@ -50,6 +50,8 @@ class Replay:
         if examples is None and self.known is not None:  # a recording's plan is also known: replayed once, not twice
             examples = self.known.get(drawn_as)
         if examples is not None and self._holds_on(ctx, prop, examples):
+            if self.recording is not None:  # known from an earlier grading: the run hypothesis would make, kept
+                self.recording.append((strategy_key, examples))
             return
         drawn: list | None = [] if self.recording is not None or self.known is not None else None
 

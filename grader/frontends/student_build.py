@@ -190,7 +190,7 @@ def record(rubric, folder: Path, draws=None):
     from grader.checks.reach import Reach
     from grader.exercises import EXERCISES
     from grader.grading import build as builds, diagnosis
-    from grader.grading.engine import Grading
+    from grader.grading.engine import Grading, passed_plan
     from grader.grading.outcome import Status
 
     draws = draws or drawing.student_build(drawing.course())
@@ -221,9 +221,12 @@ def record(rubric, folder: Path, draws=None):
         Grading(structure, visible, build=recording, draws=draws).finish()
     for works in limited_reaches(forms):  # code that handles only some forms draws those
         for each in [path, *others]:
-            grading = Grading(each, visible, build=recording, draws=draws)
+            grading = Grading(each, visible, build=recording, draws=draws, planned=each is not path)
             grading.reach = Reach(works=works)
-            grading.finish()
+            if each is path:  # the plan such code replays (grading.build.Student.plan), as the teacher's grader's
+                book.reach_plans[repr(tuple(works))] = passed_plan(grading)
+            else:
+                grading.finish()
     if exercise.variants is not None:
         book.record_variants(exercise.variants, diagnosis.candidates(exercise.variants), {f.dims for f in forms})
     return book

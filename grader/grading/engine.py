@@ -280,6 +280,11 @@ def record_plan(rubric: Rubric, draws: drawing.Draws, works: tuple | None = None
     grading = Grading(inspect.getsourcefile(fn) or "", own, planned=False, draws=draws)
     if works:
         grading.reach = reaching.Reach(works=list(works))  # its checks draw as they do for such a submission
+    return passed_plan(grading)
+
+
+def passed_plan(grading: Grading) -> dict[str, list]:
+    """The examples of every check that `grading` (planned=False) passes, recorded as it grades."""
     grading.recorded = {}
     grade = grading.finish()
     return {o.id: grading.recorded[o.id] for o in grade.outcomes if o.status is Status.PASSED and o.id in grading.recorded}

@@ -58,9 +58,9 @@ def build_student(course: Path | str, tmp: Path) -> None:
     (whl,) = (tmp / "dist").glob("*.whl")
     assert done.stdout.strip() == str(tmp / "dist" / whl.name)
     env = tmp / "venv"
-    venv.create(env, with_pip=True)
-    pip = subprocess.run([str(env / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", str(whl)],
-                         capture_output=True, text=True, timeout=300)
+    venv.create(env)  # no pip of its own (ensurepip: 3-4 s): this venv's pip installs into it
+    pip = subprocess.run([sys.executable, "-m", "pip", "--python", str(env / "bin" / "python"), "install", "-q", "--no-deps",
+                          str(whl)], capture_output=True, text=True, timeout=300)
     assert pip.returncode == 0, pip.stderr
     (site_packages(env) / "zz_teacher_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
 
@@ -227,6 +227,28 @@ def test_every_rubrics_known_answers_give_the_teachers_verdicts(rubric, sample, 
     monkeypatch.setattr(known_answers.Replaying, "phases", (Phase.explicit, Phase.generate))
     student = verdicts(Grading(path, load(rubric)).finish())
     assert student == teacher
+
+
+def test_code_that_handles_only_some_forms_replays_the_books_plan_for_them(monkeypatch):
+    """As in the teacher's grader (tests/grading/test_plan.py): nanoGPT's attention handles 4-D inputs only, and
+    replays the plan its book recorded on the reference held to those forms. Hypothesis runs for none of its checks,
+    and the grade is the one hypothesis gives without that plan."""
+    from grader.checks import replay
+    from grader.grading.engine import Grading
+
+    book = book_of("chapter5")
+    monkeypatch.setattr(known_answers, "book", lambda: book)
+    monkeypatch.setitem(sys.modules, "grader.reference.planted", None)
+    runs: list[int] = []
+    given = replay.given
+    monkeypatch.setattr(replay, "given", lambda *a, **kw: runs.append(1) or given(*a, **kw))
+    path, rubric = CH5_DIR / "limited_nanogpt.py", load("chapter5")
+    fast = Grading(path, rubric)
+    grade = fast.finish()
+    assert fast.reach is not None and fast.reach.fails and repr(tuple(fast.reach.works)) in book.reach_plans
+    assert runs == []
+    monkeypatch.setattr(book, "reach_plans", {})
+    assert Grading(path, rubric).finish().as_dict() == grade.as_dict() and runs
 
 
 def test_a_recording_replays_what_its_earlier_gradings_drew_and_records_the_same_book(tmp_path, monkeypatch):
