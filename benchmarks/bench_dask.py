@@ -1,8 +1,8 @@
 """The Dask back end's cost: `attention-grader grade` on N submissions (copies of the chapter5 samples under distinct
 names) with `--scheduler local:W` against the local pool's `--workers W`, on this machine.
 
-Target (issue 35): on a 2-process LocalCluster, <= 10 % more wall time than the local pool on 96 files. The Dask run's wall
-time includes starting the cluster (scheduler, nanny and worker processes, one warm grader process per worker),
+Target (issue 35): on a 2-worker LocalCluster, <= 10 % more wall time than the local pool on 96 files. The Dask run's wall
+time includes starting the cluster (scheduler, worker threads, one warm grader process per worker),
 as a teacher's run would; the overhead per submission is (Dask - local) / N. Other users' processes on the
 machine move both figures: the load average is printed with them, and --rounds alternates the two.
 

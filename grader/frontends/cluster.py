@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -54,7 +55,7 @@ def check_address(text: str) -> str:
     if text.startswith("local:"):
         n = text[len("local:"):]
         if not n.isdigit() or int(n) < 1:
-            raise ValueError(f"local:N takes a whole number of worker processes >= 1, not {text!r}")
+            raise ValueError(f"local:N takes a whole number of workers >= 1, not {text!r}")
         return text
     m = ADDRESS.match(text)
     if not m or (m[4] is not None and not 0 < int(m[4]) < 65536):
@@ -76,12 +77,15 @@ def connect(address: str) -> Backend:
             # A task whose worker dies is retried once elsewhere, then fails (the default retries it 3 times). No
             # dashboard here, so no stack samples for its profile, and the watchdog tick (20 ms), memory monitor
             # (100 ms) and system monitor (500 ms) of each Dask process run at 1-5 s: idle, they took 4-10 % of a
-            # core from the graders beside them (benchmarks/HISTORY.md).
+            # core from the graders beside them (benchmarks/HISTORY.md). The workers are threads of this process:
+            # a task only waits for its grader process, and worker processes cost their start and a copy of every
+            # task and reply. The scheduler's HTTP server takes another port where 8787 is taken, and says so.
             with dask.config.set({"distributed.scheduler.allowed-failures": 1, "distributed.worker.profile.enabled": False,
                                   "distributed.admin.tick.interval": "1s",
                                   "distributed.worker.memory.monitor-interval": "1s",
-                                  "distributed.admin.system-monitor.interval": "5s"}):
-                cluster = LocalCluster(n_workers=int(address[len("local:"):]), threads_per_worker=1, processes=True,
+                                  "distributed.admin.system-monitor.interval": "5s"}), warnings.catch_warnings():
+                warnings.filterwarnings("ignore", "Port .* is already in use", UserWarning)
+                cluster = LocalCluster(n_workers=int(address[len("local:"):]), threads_per_worker=1, processes=False,
                                        dashboard_address=None, silence_logs=logging.ERROR)
                 client = Client(cluster)  # in this process beside the scheduler: the same slower tick
         else:
@@ -129,6 +133,7 @@ class Backend:
                 self.cluster.close()
         except Exception:  # noqa: BLE001 - the grades are committed; a cluster that will not close is not an error
             pass
+        _graders.close()  # a local cluster's worker threads started them here: none outlives the command
 
     def describe(self) -> str:
         """What grades: '2 Dask worker threads, scheduler tcp://...' (a cluster that is still starting has 0)."""
@@ -315,6 +320,12 @@ class _Graders:
             raise GraderLost(f"the grader process died (exit status {proc.returncode})")
         self.idle.put(proc)
         return json.loads(line)
+
+    def close(self) -> None:
+        while not self.idle.empty():
+            proc = self.idle.get_nowait()
+            proc.kill()
+            proc.wait()
 
 
 _graders = _Graders()

@@ -41,7 +41,7 @@ def add_arguments(p) -> None:
     p.add_argument("--force", action="store_true", help="grade every submission again, even unchanged ones")
     p.add_argument("--scheduler", type=_scheduler, metavar="tcp://HOST:PORT|local:N",
                    help="grade on a Dask cluster (needs attention-grader[dask]): a running scheduler's address, or "
-                        "local:N for a local cluster of N worker processes; --workers then does not apply")
+                        "local:N for a local cluster of N worker threads (a grader process each); --workers then does not apply")
     class_insight.add_arguments(p)  # --starter, --compare-with
 
 

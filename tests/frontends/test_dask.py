@@ -1,5 +1,6 @@
-"""`attention-grader grade --scheduler`: the Dask back end on a real LocalCluster of worker processes (not threads:
-Dask's worker processes are daemonic, and a grader process starts a fork server and workers).
+"""`attention-grader grade --scheduler`: the Dask back end, on `local:N` (a LocalCluster whose worker threads, in the
+command's process, each grade in a grader process of their own) and on a LocalCluster of worker processes, as a
+cluster of machines has them (a Dask worker process is daemonic, so it starts its grader process with subprocess).
 
 Its output is the local pool's byte for byte; a Dask worker killed mid-run loses nothing; a task that kills its worker
 twice is one submission's error, not the run's; a re-run grades nothing; bad or unreachable schedulers and a missing
@@ -86,7 +87,8 @@ def on_local_cluster(root, local):
 def test_a_local_cluster_writes_the_local_pools_files_byte_for_byte(local, on_local_cluster):
     out, said = on_local_cluster
     same_files(files(out), local["masked_self_attention"])
-    assert "with 2 Dask worker threads, scheduler tcp://" in said and "graded 2/2" in said
+    assert "with 2 Dask worker threads, scheduler inproc://" in said and "graded 2/2" in said
+    assert "Warning" not in said  # where another cluster's scheduler holds port 8787 meanwhile (`scheduler` below)
 
 
 def test_a_rerun_grades_nothing_and_starts_no_cluster(root, on_local_cluster):
@@ -104,7 +106,7 @@ def test_a_rerun_grades_nothing_and_starts_no_cluster(root, on_local_cluster):
 # -- workers that die --------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def scheduler():
-    """A LocalCluster of 2 worker processes in this process, as `--scheduler local:N` makes one: (client, address)."""
+    """A LocalCluster of 2 worker processes in this process, as a cluster of machines has: (client, address)."""
     import logging
 
     import dask
