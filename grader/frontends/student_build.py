@@ -189,8 +189,8 @@ def record(rubric, folder: Path, draws=None):
     from grader.checks import draws as drawing, known_answers
     from grader.checks.reach import Reach
     from grader.exercises import EXERCISES
-    from grader.grading import build as builds, diagnosis
-    from grader.grading.engine import Grading, passed_plan
+    from grader.grading import build as builds, diagnosis, plan as plans
+    from grader.grading.engine import Grading
     from grader.grading.outcome import Status
 
     draws = draws or drawing.student_build(drawing.course())
@@ -224,7 +224,7 @@ def record(rubric, folder: Path, draws=None):
             grading = Grading(each, visible, build=recording, draws=draws, planned=each is not path)
             grading.reach = Reach(works=works)
             if each is path:  # the plan such code replays (grading.build.Student.plan), as the teacher's grader's
-                book.reach_plans[repr(tuple(works))] = passed_plan(grading)
+                book.reach_plans[repr(tuple(works))] = plans.passed(grading)
             else:
                 grading.finish()
     if exercise.variants is not None:

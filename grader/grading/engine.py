@@ -19,7 +19,7 @@ from grader.checks import draws as drawing, known_answers, reach as reaching
 from grader.checks.core import Ctx, Failed
 from grader.checks.replay import Replay
 from grader.exercises import EXERCISES
-from grader.grading import DEFAULT_RUBRIC, build as builds, diagnosis
+from grader.grading import DEFAULT_RUBRIC, build as builds, diagnosis, plan as plans
 from grader.grading.builtin import BUILTIN, LOADS, POLICY
 from grader.grading.outcome import Failure, Grade, Outcome, Run, Status
 from grader.grading.rubric import Rubric
@@ -280,14 +280,7 @@ def record_plan(rubric: Rubric, draws: drawing.Draws, works: tuple | None = None
     grading = Grading(inspect.getsourcefile(fn) or "", own, planned=False, draws=draws)
     if works:
         grading.reach = reaching.Reach(works=list(works))  # its checks draw as they do for such a submission
-    return passed_plan(grading)
-
-
-def passed_plan(grading: Grading) -> dict[str, list]:
-    """The examples of every check that `grading` (planned=False) passes, recorded as it grades."""
-    grading.recorded = {}
-    grade = grading.finish()
-    return {o.id: grading.recorded[o.id] for o in grade.outcomes if o.status is Status.PASSED and o.id in grading.recorded}
+    return plans.passed(grading)
 
 
 class Parts(Grading):

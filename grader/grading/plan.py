@@ -128,3 +128,12 @@ def _write(path: Path, plan: dict) -> None:
         os.replace(tmp, path)
     except OSError:
         tmp.unlink(missing_ok=True)
+
+
+def passed(grading) -> dict[str, list]:
+    """What `grading` (an engine.Grading, planned=False) drew for each check it passes, recorded as it grades."""
+    from grader.grading.outcome import Status
+
+    grading.recorded = {}
+    grade = grading.finish()
+    return {o.id: grading.recorded[o.id] for o in grade.outcomes if o.status is Status.PASSED and o.id in grading.recorded}
