@@ -299,6 +299,7 @@ class _Graders:
 
     def __init__(self) -> None:
         self.idle: queue.SimpleQueue = queue.SimpleQueue()
+        self.started: list[subprocess.Popen] = []
 
     def run(self, req: dict) -> dict:
         try:
@@ -308,6 +309,7 @@ class _Graders:
         except queue.Empty:
             proc = subprocess.Popen([sys.executable, "-P", "-m", "grader.frontends.warm_grader"],
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8")
+            self.started.append(proc)
         try:
             proc.stdin.write(json.dumps(req) + "\n")
             proc.stdin.flush()
@@ -322,8 +324,9 @@ class _Graders:
         return json.loads(line)
 
     def close(self) -> None:
-        while not self.idle.empty():
-            proc = self.idle.get_nowait()
+        """Kill every grader process started here, idle or mid-submission (a run stopped by Ctrl-C)."""
+        while self.started:
+            proc = self.started.pop()
             proc.kill()
             proc.wait()
 

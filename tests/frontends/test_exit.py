@@ -52,10 +52,14 @@ def test_check_leaves_no_process():
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="reads other users' /proc/PID/environ")
-def test_grade_leaves_no_process(tmp_path):
+@pytest.mark.parametrize("where", [["--workers", "2"], ["--scheduler", "local:2"]], ids=["local pool", "local cluster"])
+def test_grade_leaves_no_process(tmp_path, where):
+    """A local cluster's worker threads start their grader processes in the command's own process."""
+    if "--scheduler" in where:
+        pytest.importorskip("distributed")
     for name in ("bug_no_mask.py", "correct_basic.py"):
         shutil.copy(CH5_DIR / name, tmp_path / name)
-    assert run(["grade", str(tmp_path), "--out", str(tmp_path / "out"), "--workers", "2"]) == []
+    assert run(["grade", str(tmp_path), "--out", str(tmp_path / "out"), *where]) == []
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="reads other users' /proc/PID/environ")
