@@ -57,6 +57,17 @@ def grade_of():
     return grade
 
 
+@pytest.fixture
+def hypothesis_runs(monkeypatch) -> list[int]:
+    """A list that grows by one each time a check runs hypothesis (checks.replay.given) during the test."""
+    from grader.checks import replay
+
+    runs: list[int] = []
+    given = replay.given
+    monkeypatch.setattr(replay, "given", lambda *a, **kw: runs.append(1) or given(*a, **kw))
+    return runs
+
+
 @contextmanager
 def built_once(name: str, public: bool = False):
     """(folder, fresh): a folder that the first pytest process of the run to get here builds, inside the block

@@ -229,19 +229,17 @@ def test_every_rubrics_known_answers_give_the_teachers_verdicts(rubric, sample, 
     assert student == teacher
 
 
-def test_code_that_handles_only_some_forms_replays_the_books_plan_for_them(monkeypatch):
+def test_code_that_handles_only_some_forms_replays_the_books_plan_for_them(monkeypatch, hypothesis_runs):
     """As in the teacher's grader (tests/grading/test_plan.py): nanoGPT's attention handles 4-D inputs only, and
     replays the plan its book recorded on the reference held to those forms. Hypothesis runs for none of its checks,
     and the grade is the one hypothesis gives without that plan."""
-    from grader.checks import replay
     from grader.grading.engine import Grading
 
     book = book_of("chapter5")
     monkeypatch.setattr(known_answers, "book", lambda: book)
     monkeypatch.setitem(sys.modules, "grader.reference.planted", None)
-    runs: list[int] = []
-    given = replay.given
-    monkeypatch.setattr(replay, "given", lambda *a, **kw: runs.append(1) or given(*a, **kw))
+    runs = hypothesis_runs
+    runs.clear()  # book_of recorded the book, unless this process already had
     path, rubric = CH5_DIR / "limited_nanogpt.py", load("chapter5")
     fast = Grading(path, rubric)
     grade = fast.finish()
@@ -251,11 +249,11 @@ def test_code_that_handles_only_some_forms_replays_the_books_plan_for_them(monke
     assert Grading(path, rubric).finish().as_dict() == grade.as_dict() and runs
 
 
-def test_a_recording_replays_what_its_earlier_gradings_drew_and_records_the_same_book(tmp_path, monkeypatch):
+def test_a_recording_replays_what_its_earlier_gradings_drew_and_records_the_same_book(tmp_path, monkeypatch,
+                                                                                      hypothesis_runs):
     """student_build.record grades the reference in every form with one Recording build, which hands each grading the
     examples the earlier ones drew (Replay.known): the book is the one that drawing every grading afresh records, and
     hypothesis runs fewer times."""
-    from grader.checks import replay
     from grader.grading import build as builds
 
     rubric = load("chapter5")
@@ -263,9 +261,7 @@ def test_a_recording_replays_what_its_earlier_gradings_drew_and_records_the_same
     rubric = rubric.model_copy(update={"checks": {
         cid: spec.model_copy(update={"depends": [d for d in spec.depends if d in keep]})
         for cid, spec in rubric.checks.items() if cid in keep}})
-    runs: list[str] = []
-    given = replay.given
-    monkeypatch.setattr(replay, "given", lambda *a, **kw: runs.append("run") or given(*a, **kw))
+    runs = hypothesis_runs
 
     class Afresh(builds.Recording):
         known = property(lambda self: {}, lambda self, value: None)  # nothing handed on

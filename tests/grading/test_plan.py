@@ -120,15 +120,11 @@ def test_a_replay_hands_over_when_an_example_is_rejected_otherwise_than_on_the_r
     assert other == same[: first + 1] + fresh  # the replay stopped there, and hypothesis ran from its first example
 
 
-def test_code_that_handles_only_some_forms_replays_a_plan_drawn_within_them(monkeypatch):
+def test_code_that_handles_only_some_forms_replays_a_plan_drawn_within_them(hypothesis_runs):
     """nanoGPT's attention handles 4-D inputs only, so its checks draw within those forms: it replays a plan recorded
     on the reference held to the same forms (kept under a key of its own), hypothesis runs for none of its checks,
     and the examples are those hypothesis meets without a plan."""
-    from grader.checks import replay
-
-    runs: list[int] = []
-    given = replay.given
-    monkeypatch.setattr(replay, "given", lambda *a, **kw: runs.append(1) or given(*a, **kw))
+    runs = hypothesis_runs
     path, rubric = CH5_DIR / "limited_nanogpt.py", load("chapter5")
     Grading(path, rubric).finish()  # records the plan, unless this run already has (hypothesis draws it)
     runs.clear()
