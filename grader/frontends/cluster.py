@@ -63,11 +63,15 @@ def check_address(text: str) -> str:
     return text
 
 
-def connect(address: str) -> Backend:
+def connect(address: str, tasks: int) -> Backend:
+    """The cluster at `address`, or local:N started here, with min(N, tasks) grader processes warming up meanwhile."""
+    if address.startswith("local:"):  # their torch imports overlap Dask's import and the cluster's start
+        _graders.prestart(min(int(address[len("local:"):]), tasks))
     try:
         import dask
         from distributed import Client, LocalCluster
     except ImportError:
+        _graders.close()
         raise Unavailable(f"--scheduler {DASK_MISSING}") from None
     import logging
 
@@ -94,6 +98,7 @@ def connect(address: str) -> Backend:
     except (OSError, TimeoutError) as e:
         if cluster is not None:
             cluster.close()
+        _graders.close()
         raise Unavailable(f"--scheduler {address}: no scheduler answers there ({str(e).splitlines()[0]})") from None
     return Backend(client, cluster, address)
 
@@ -307,9 +312,7 @@ class _Graders:
             if proc.poll() is not None:
                 raise queue.Empty
         except queue.Empty:
-            proc = subprocess.Popen([sys.executable, "-P", "-m", "grader.frontends.warm_grader"],
-                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8")
-            self.started.append(proc)
+            proc = self._start()
         try:
             proc.stdin.write(json.dumps(req) + "\n")
             proc.stdin.flush()
@@ -322,6 +325,17 @@ class _Graders:
             raise GraderLost(f"the grader process died (exit status {proc.returncode})")
         self.idle.put(proc)
         return json.loads(line)
+
+    def _start(self) -> subprocess.Popen:
+        proc = subprocess.Popen([sys.executable, "-P", "-m", "grader.frontends.warm_grader"],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8")
+        self.started.append(proc)
+        return proc
+
+    def prestart(self, n: int) -> None:
+        """n grader processes started now, idle until a task takes one."""
+        for _ in range(n):
+            self.idle.put(self._start())
 
     def close(self) -> None:
         """Kill every grader process started here, idle or mid-submission (a run stopped by Ctrl-C)."""

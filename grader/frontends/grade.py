@@ -111,7 +111,7 @@ def run(args) -> int:
         hashes = {name: gradebook.submission_hash(s) for name, s in staged.items()}
         todo = [n for n in subs if args.force or not store.current(n, hashes[n], key) or not (out / n / "feedback.md").exists()]
         try:
-            backend = _backend(scheduler, min(args.workers, len(todo))) if todo else None
+            backend = _backend(scheduler, min(args.workers, len(todo)), len(todo)) if todo else None
         except CannotStart as e:  # before any output: an unreachable scheduler is one line
             store.close()
             print(f"attention-grader: {e}", file=sys.stderr)
@@ -142,7 +142,7 @@ def run(args) -> int:
     return 0
 
 
-def _backend(scheduler: str | None, workers: int):
+def _backend(scheduler: str | None, workers: int, tasks: int):
     """Where the submissions are graded: a Dask cluster (frontends.cluster) or the local pool (frontends.pool),
     both with one interface. CannotStart when the cluster does not answer."""
     if not scheduler:
@@ -153,7 +153,7 @@ def _backend(scheduler: str | None, workers: int):
     from grader.frontends.startup import CannotStart
 
     try:
-        return cluster.connect(scheduler)
+        return cluster.connect(scheduler, tasks)
     except cluster.Unavailable as e:
         raise CannotStart(str(e)) from None
 

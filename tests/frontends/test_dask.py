@@ -103,6 +103,23 @@ def test_a_rerun_grades_nothing_and_starts_no_cluster(root, on_local_cluster):
     assert files(out) == before
 
 
+def test_a_local_cluster_starts_its_grader_processes_as_it_connects_and_no_more_than_it_needs(monkeypatch):
+    """local:N's grader processes import torch beside Dask's import and the cluster's start, one per worker thread
+    that will have a submission; none outlives the cluster."""
+    started = []
+
+    def start(self):
+        proc = subprocess.Popen(["sleep", "60"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.started.append(proc)
+        started.append(proc)
+        return proc
+
+    monkeypatch.setattr(cluster._Graders, "_start", start)
+    with cluster.connect("local:3", tasks=2) as backend:
+        assert len(started) == 2 and backend.threads() == 3
+    assert len(started) == 2 and all(proc.poll() is not None for proc in started)
+
+
 # -- workers that die --------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def scheduler():
