@@ -20,8 +20,8 @@ grade: $(STAMP)
 
 # one pytest process per core; worksteal hands out contiguous runs of tests, so a sample graded for one test is
 # mostly graded in the process that asks for it again (conftest's grade_of)
-# compileall first: the suite starts hundreds of Python processes, and where PYTHONDONTWRITEBYTECODE is set (as on
-# CI machines) each of them would compile the grader's sources again
+# compileall first: the suite starts hundreds of Python processes, and where PYTHONDONTWRITEBYTECODE is set (as it is
+# on these machines) each of them would compile the grader's sources again
 test: $(STAMP)
 	$(PY) -m compileall -q grader tests
 	$(VENV)/bin/pytest -q -n auto --dist worksteal
