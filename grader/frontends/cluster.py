@@ -16,16 +16,14 @@ import base64
 import io
 import json
 import os
-import queue
 import re
-import subprocess
-import sys
 import tarfile
 import tempfile
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from grader.frontends.warm_grader import GraderLost, graders
 from grader.reports.files import write_atomic
 
 if TYPE_CHECKING:
@@ -65,13 +63,13 @@ def check_address(text: str) -> str:
 
 def connect(address: str, tasks: int) -> Backend:
     """The cluster at `address`, or local:N started here, with min(N, tasks) grader processes warming up meanwhile."""
-    if address.startswith("local:"):  # their torch imports overlap Dask's import and the cluster's start
-        _graders.prestart(min(int(address[len("local:"):]), tasks))
+    if address.startswith("local:"):  # before Dask's import and the cluster's start, which start threads
+        graders.prestart(min(int(address[len("local:"):]), tasks))
     try:
         import dask
         from distributed import Client, LocalCluster
     except ImportError:
-        _graders.close()
+        graders.close()
         raise Unavailable(f"--scheduler {DASK_MISSING}") from None
     import logging
 
@@ -98,7 +96,7 @@ def connect(address: str, tasks: int) -> Backend:
     except (OSError, TimeoutError) as e:
         if cluster is not None:
             cluster.close()
-        _graders.close()
+        graders.close()
         raise Unavailable(f"--scheduler {address}: no scheduler answers there ({str(e).splitlines()[0]})") from None
     return Backend(client, cluster, address)
 
@@ -138,7 +136,7 @@ class Backend:
                 self.cluster.close()
         except Exception:  # noqa: BLE001 - the grades are committed; a cluster that will not close is not an error
             pass
-        _graders.close()  # a local cluster's worker threads started them here: none outlives the command
+        graders.close()  # a local cluster's worker threads started them here: none outlives the command
 
     def describe(self) -> str:
         """What grades: '2 Dask worker threads, scheduler tcp://...' (a cluster that is still starting has 0)."""
@@ -282,7 +280,7 @@ def grade_task(path: str, archive: bytes, refused: str, h: str, common: dict) ->
             copy = unpack(archive, Path(tmp) / "copy") if archive else None
             folder = Path(tmp) / "feedback"
             req = dict(common, path=path, copy=str(copy) if copy else None, refused=refused, folder=str(folder), hash=h)
-            reply = _graders.run(req)
+            reply = graders.run(req)
             if "grade" in reply:
                 reply["files"] = {p.name: base64.b64encode(p.read_bytes()).decode("ascii")
                                   for p in sorted(folder.iterdir()) if p.is_file()}
@@ -292,57 +290,3 @@ def grade_task(path: str, archive: bytes, refused: str, h: str, common: dict) ->
         reply = {"error": f"{type(e).__name__}: {e}".splitlines()[0]}
     reply["worker"] = worker.address
     return json.dumps(reply).encode()
-
-
-class GraderLost(Exception):
-    """The grader process died mid-submission (the OOM killer, say)."""
-
-
-class _Graders:
-    """Warm grader processes of this Dask worker, one per task running at once, kept for the next tasks: torch
-    is imported once per worker thread, not once per submission."""
-
-    def __init__(self) -> None:
-        self.idle: queue.SimpleQueue = queue.SimpleQueue()
-        self.started: list[subprocess.Popen] = []
-
-    def run(self, req: dict) -> dict:
-        try:
-            proc = self.idle.get_nowait()
-            if proc.poll() is not None:
-                raise queue.Empty
-        except queue.Empty:
-            proc = self._start()
-        try:
-            proc.stdin.write(json.dumps(req) + "\n")
-            proc.stdin.flush()
-            line = proc.stdout.readline()
-        except OSError:
-            line = ""
-        if not line:
-            proc.kill()
-            proc.wait()
-            raise GraderLost(f"the grader process died (exit status {proc.returncode})")
-        self.idle.put(proc)
-        return json.loads(line)
-
-    def _start(self) -> subprocess.Popen:
-        proc = subprocess.Popen([sys.executable, "-P", "-m", "grader.frontends.warm_grader"],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8")
-        self.started.append(proc)
-        return proc
-
-    def prestart(self, n: int) -> None:
-        """n grader processes started now, idle until a task takes one."""
-        for _ in range(n):
-            self.idle.put(self._start())
-
-    def close(self) -> None:
-        """Kill every grader process started here, idle or mid-submission (a run stopped by Ctrl-C)."""
-        while self.started:
-            proc = self.started.pop()
-            proc.kill()
-            proc.wait()
-
-
-_graders = _Graders()

@@ -87,8 +87,9 @@ def run(args) -> int:
         subs = submissions(args.dirs, out)
         if out.exists() and not out.is_dir():
             raise BadInput(f"--out {out}: exists and is not a folder")
-        # with a local pool, its graders' fork servers are forks of the one started here, before the rubric is read
-        rubric = start(args.rubric, meta=True, server=not scheduler)
+        # with a local pool or local:N, its graders' fork servers are forks of the one started here, before the rubric
+        # is read; a cluster of machines grades elsewhere
+        rubric = start(args.rubric, meta=True, server=not scheduler or scheduler.startswith("local:"))
         from grader.frontends import store as gradebook
         from grader.grading.engine import default_draws
 

@@ -26,7 +26,7 @@ from test_batch import BROKEN, _gone, _rows, files
 distributed = pytest.importorskip("distributed", reason="the Dask back end needs attention-grader[dask]; "
                                   "`make test` installs it")
 
-from grader.frontends import cluster  # noqa: E402
+from grader.frontends import cluster, warm_grader  # noqa: E402
 
 # correct and buggy, a file, a folder and notebooks: the ways a submission's bytes travel
 SAMPLES = {
@@ -114,10 +114,23 @@ def test_a_local_cluster_starts_its_grader_processes_as_it_connects_and_no_more_
         started.append(proc)
         return proc
 
-    monkeypatch.setattr(cluster._Graders, "_start", start)
+    monkeypatch.setattr(warm_grader.Graders, "_start", start)
+    monkeypatch.setattr(warm_grader.Graders, "_fork", start)  # forked or not: that depends on this process's threads
     with cluster.connect("local:3", tasks=2) as backend:
         assert len(started) == 2 and backend.threads() == 3
     assert len(started) == 2 and all(proc.poll() is not None for proc in started)
+
+
+def test_a_local_clusters_grader_processes_are_forks_of_the_command(tmp_path):
+    """As the local pool's: forked as the command connects (one thread, torch imported), they start without importing
+    torch again; their fork servers are forks of the command's (sandbox.spawn.own_server), so a worker inherits no
+    rubric. A grader a worker thread must replace later is started as its own interpreter."""
+    code = ("from grader.frontends import startup, cluster, warm_grader; startup.start('chapter5', meta=True)\n"
+            "with cluster.connect('local:2', tasks=2):\n"
+            "    print(sorted(type(p).__name__ for p in warm_grader.graders.started))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[-2] == "['_Forked', '_Forked']", done.stdout + done.stderr
 
 
 # -- workers that die --------------------------------------------------------------------------------------------
