@@ -175,7 +175,7 @@ class _Forked:
         return self.proc.exitcode
 
     def fds(self) -> list[int]:
-        return [self.stdin.fileno(), self.stdout.fileno()]
+        return [stream.fileno() for stream in (self.stdin, self.stdout) if not stream.closed]
 
     def poll(self) -> int | None:
         return self.proc.exitcode
