@@ -122,9 +122,9 @@ def test_a_local_cluster_starts_its_grader_processes_as_it_connects_and_no_more_
 
 
 def test_a_local_clusters_grader_processes_are_forks_of_the_command(tmp_path):
-    """As the local pool's: forked as the command connects (one thread, torch imported), they start without importing
-    torch again; their fork servers are forks of the command's (sandbox.spawn.own_server), so a worker inherits no
-    rubric. A grader a worker thread must replace later is started as its own interpreter."""
+    """As the local pool's: forked as the command connects (one thread, torch imported, its fork server started), so
+    they do not import torch again. (Their workers come from fork servers of their own, as the local pool's graders'
+    do: sandbox.spawn.own_server; a grader a worker thread replaces later is its own interpreter.)"""
     code = ("from grader.frontends import startup, cluster, warm_grader; startup.start('chapter5', meta=True)\n"
             "with cluster.connect('local:2', tasks=2):\n"
             "    print(sorted(type(p).__name__ for p in warm_grader.graders.started))")
