@@ -104,8 +104,8 @@ def test_a_rerun_grades_nothing_and_starts_no_cluster(root, on_local_cluster):
 
 
 def test_a_local_cluster_starts_its_grader_processes_as_it_connects_and_no_more_than_it_needs(monkeypatch):
-    """local:N's grader processes import torch beside Dask's import and the cluster's start, one per worker thread
-    that will have a submission; none outlives the cluster."""
+    """local:N's grader processes start as it connects, before Dask's import and the cluster's start, one per worker
+    thread that will have a submission; none outlives the cluster."""
     started = []
 
     def start(self):
